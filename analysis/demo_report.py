@@ -1,0 +1,30 @@
+"""Print the demo table for every run in a directory.
+
+    python3 -m analysis.demo_report results/demo
+"""
+
+import argparse
+import sys
+
+from .runs import NotARunError, load_runs
+from .tables import print_demo_table
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python3 -m analysis.demo_report",
+        description="Table of formulation, mu, regime, max relative error and wall time.")
+    parser.add_argument("paths", nargs="+", metavar="RUN_DIR_OR_FILE",
+                        help="directories (searched for *.h5) or run files")
+    args = parser.parse_args(argv)
+    try:
+        runs = load_runs(args.paths)
+    except (NotARunError, FileNotFoundError) as error:
+        sys.exit(f"demo_report: {error}")
+    if not runs:
+        sys.exit(f"demo_report: no run files in {' '.join(args.paths)}")
+    print_demo_table(runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+#pragma once
+// Resolving a run's configuration: declared defaults, then a scene TOML file, then
+// `--set key=value` overrides, then one validation pass. Errors are InputErrors whose
+// one-line message names the offending key or file.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "formulations/parameters.h"
+
+namespace contactlab::experiments {
+
+// Applies a TOML file: nested tables flatten to dotted keys ([hybrid_impulse] cfl = 0.2 is
+// "hybrid_impulse.cfl"). Unknown keys, arrays and type mismatches are errors naming the file.
+void ApplyTomlFile(const std::string& path, ParameterSet& parameters);
+// Applies "key=value" assignments from the command line.
+void ApplyOverrides(const std::vector<std::string>& assignments, ParameterSet& parameters);
+
+// The resolved configuration as TOML: scenario and formulation names as comments, top-level
+// keys first, then one table per dotted prefix. Reals print with 17 significant digits so
+// the text reproduces the run exactly.
+std::string ToToml(const ParameterSet& parameters, const std::string& scenario,
+                   const std::string& formulation);
+
+// A stable 12-hex-digit identifier of a resolved configuration (FNV-1a of its TOML text).
+std::string RunId(const std::string& resolved_toml);
+
+}  // namespace contactlab::experiments

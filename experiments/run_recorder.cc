@@ -1,0 +1,426 @@
+#include "experiments/run_recorder.h"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+
+namespace contactlab::experiments {
+namespace {
+
+constexpr const char* kSchema = "contactlab-run/1";
+
+// An HDF5 call failed. Finish adds the file name to the message and removes the partial file.
+class Hdf5Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The most specific message on HDF5's error stack ("unable to open file: ... errno = 2"),
+// which is clearer than the API-level one; clears the stack.
+std::string Hdf5Detail() {
+  std::string detail;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_UPWARD,
+      [](unsigned, const H5E_error2_t* error, void* data) -> herr_t {
+        auto& text = *static_cast<std::string*>(data);
+        if (text.empty() && error->desc != nullptr) text = error->desc;
+        return 0;
+      },
+      &detail);
+  H5Eclear2(H5E_DEFAULT);
+  return detail;
+}
+
+// The path of an open group or file inside the file ("/" for the root), for messages.
+std::string ObjectPath(hid_t object) {
+  const ssize_t length = H5Iget_name(object, nullptr, 0);
+  if (length <= 0) return "?";
+  std::string name(static_cast<std::size_t>(length) + 1, '\0');
+  H5Iget_name(object, name.data(), name.size());
+  name.resize(static_cast<std::size_t>(length));
+  return name;
+}
+
+// Throws Hdf5Error for a failed call on `what` (e.g. "attribute 'mu'") inside `location`.
+// The error stack is read first: any further HDF5 call (H5Iget_name too) clears it.
+[[noreturn]] void Fail(hid_t location, const std::string& what) {
+  const std::string detail = Hdf5Detail();
+  std::string message = "cannot write " + what;
+  if (location >= 0) message += " in " + ObjectPath(location);
+  if (!detail.empty()) message += " (HDF5: " + detail + ")";
+  throw Hdf5Error(message);
+}
+
+// Passes a non-negative identifier or status through; a negative one is a failure.
+template <typename Status>
+Status Check(Status status, hid_t location, const std::string& what) {
+  if (status < 0) Fail(location, what);
+  return status;
+}
+
+// Owns one HDF5 identifier and releases it with the matching close function.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle(hid_t id, Closer close) : id_(id), close_(close) {}
+  Handle(Handle&& other) noexcept
+      : id_(std::exchange(other.id_, H5I_INVALID_HID)), close_(other.close_) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle& operator=(Handle&&) = delete;
+  ~Handle() {
+    if (id_ >= 0) close_(id_);
+  }
+  hid_t get() const { return id_; }
+  // Closes now; false when HDF5 reports a failure (closing a file flushes it).
+  bool Close() { return close_(std::exchange(id_, H5I_INVALID_HID)) >= 0; }
+
+ private:
+  hid_t id_;
+  Closer close_;
+};
+
+// The on-disk (little-endian, as the schema fixes them) and in-memory types of T.
+template <typename T>
+std::pair<hid_t, hid_t> ElementTypes() {
+  if constexpr (std::is_same_v<T, double>) {
+    return {H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE};
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    return {H5T_STD_I64LE, H5T_NATIVE_INT64};
+  } else {
+    static_assert(std::is_same_v<T, std::int8_t>);
+    return {H5T_STD_I8LE, H5T_NATIVE_INT8};
+  }
+}
+
+// A variable-length UTF-8 string type, which h5py reads back as str.
+Handle StringType(hid_t location, const std::string& what) {
+  Handle type(Check(H5Tcopy(H5T_C_S1), location, what), H5Tclose);
+  Check(H5Tset_size(type.get(), H5T_VARIABLE), location, what);
+  Check(H5Tset_cset(type.get(), H5T_CSET_UTF8), location, what);
+  return type;
+}
+
+Handle CreateGroup(hid_t parent, const std::string& name) {
+  const std::string what = "group '" + name + "'";
+  return Handle(
+      Check(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), parent, what),
+      H5Gclose);
+}
+
+// Creates a scalar attribute of `file_type` and writes `value` given as `memory_type`.
+void WriteRawAttribute(hid_t location, const std::string& name, hid_t file_type,
+                       hid_t memory_type, const void* value) {
+  const std::string what = "attribute '" + name + "'";
+  Handle space(Check(H5Screate(H5S_SCALAR), location, what), H5Sclose);
+  Handle attribute(Check(H5Acreate2(location, name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                    H5P_DEFAULT),
+                         location, what),
+                   H5Aclose);
+  Check(H5Awrite(attribute.get(), memory_type, value), location, what);
+}
+
+void WriteStringAttribute(hid_t location, const std::string& name, const std::string& value) {
+  const Handle type = StringType(location, "attribute '" + name + "'");
+  const char* text = value.c_str();
+  WriteRawAttribute(location, name, type.get(), type.get(), &text);
+}
+
+template <typename T>
+void WriteNumberAttribute(hid_t location, const std::string& name, T value) {
+  const auto [file_type, memory_type] = ElementTypes<T>();
+  WriteRawAttribute(location, name, file_type, memory_type, &value);
+}
+
+// A parameter or summary value as the schema stores it: bool as int8 0/1, int64, float64,
+// or string.
+void WriteValueAttribute(hid_t location, const std::string& name, const AttributeValue& value) {
+  if (const bool* flag = std::get_if<bool>(&value)) {
+    WriteNumberAttribute(location, name, static_cast<std::int8_t>(*flag ? 1 : 0));
+  } else if (const std::int64_t* integer = std::get_if<std::int64_t>(&value)) {
+    WriteNumberAttribute(location, name, *integer);
+  } else if (const double* real = std::get_if<double>(&value)) {
+    WriteNumberAttribute(location, name, *real);
+  } else {
+    WriteStringAttribute(location, name, std::get<std::string>(value));
+  }
+}
+
+// Writes `data` (row-major) as a dataset of the given shape; zero rows give an empty dataset.
+template <typename T>
+void WriteDataset(hid_t location, const std::string& name, const std::vector<T>& data,
+                  const std::vector<hsize_t>& shape) {
+  const std::string what = "dataset '" + name + "'";
+  const auto [file_type, memory_type] = ElementTypes<T>();
+  Handle space(Check(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr),
+                     location, what),
+               H5Sclose);
+  Handle dataset(Check(H5Dcreate2(location, name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                  H5P_DEFAULT, H5P_DEFAULT),
+                       location, what),
+                 H5Dclose);
+  if (!data.empty()) {
+    Check(H5Dwrite(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()),
+          location, what);
+  }
+}
+
+template <typename T>
+void WriteDataset1D(hid_t location, const std::string& name, const std::vector<T>& data) {
+  WriteDataset(location, name, data, {data.size()});
+}
+
+void WriteDataset2D(hid_t location, const std::string& name, const std::vector<double>& data,
+                    std::size_t columns) {
+  WriteDataset(location, name, data, {data.size() / columns, columns});
+}
+
+// Writes one group per series under a new group `group_name` (/timeseries or /analytic).
+void WriteSeriesGroup(hid_t file, const std::string& group_name, const auto& table) {
+  const Handle group = CreateGroup(file, group_name);
+  for (const auto& [name, series] : table) {
+    const Handle series_group = CreateGroup(group.get(), name);
+    WriteDataset1D(series_group.get(), "time", series.times);
+    if (series.columns.empty()) {
+      WriteDataset1D(series_group.get(), "value", series.values);
+    } else {
+      WriteDataset2D(series_group.get(), "value", series.values, series.columns.size());
+    }
+    WriteStringAttribute(series_group.get(), "unit", series.unit);
+    WriteStringAttribute(series_group.get(), "description", series.description);
+    if (!series.columns.empty()) {
+      std::string joined;
+      for (const std::string& column : series.columns) {
+        joined += (joined.empty() ? "" : ",") + column;
+      }
+      WriteStringAttribute(series_group.get(), "columns", joined);
+    }
+  }
+}
+
+// Adds an empty series to `table`; `kind` ("time series", "analytic series") names it in
+// errors. Names become HDF5 group names and columns are stored comma-joined, so both are
+// checked here rather than failing at Finish.
+void DeclareIn(auto& table, const std::string& kind, const std::string& name,
+               const std::string& unit, const std::string& description,
+               const std::vector<std::string>& columns) {
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+    throw std::logic_error("RunRecorder: invalid " + kind + " name '" + name + "'");
+  }
+  for (const std::string& column : columns) {
+    if (column.empty() || column.find(',') != std::string::npos) {
+      throw std::logic_error("RunRecorder: " + kind + " '" + name + "' has invalid column name '" +
+                             column + "'");
+    }
+  }
+  const auto [entry, inserted] = table.try_emplace(name);
+  if (!inserted) throw std::logic_error("RunRecorder: " + kind + " '" + name + "' declared twice");
+  entry->second.unit = unit;
+  entry->second.description = description;
+  entry->second.columns = columns;
+}
+
+}  // namespace
+
+RunRecorder::RunRecorder(std::filesystem::path final_path) : final_path_(std::move(final_path)) {}
+
+RunRecorder::~RunRecorder() {
+  // A run that never finished must not leave a file behind.
+  if (!finished_) {
+    std::error_code ignored;
+    std::filesystem::remove(partial_path(), ignored);
+  }
+}
+
+std::filesystem::path RunRecorder::partial_path() const {
+  return std::filesystem::path(final_path_).concat(".partial");
+}
+
+void RunRecorder::SetRootAttribute(const std::string& name, const std::string& value) {
+  root_attributes_[name] = value;
+}
+
+void RunRecorder::SetConfiguration(const std::string& toml_text, const ParameterSet& parameters) {
+  config_text_ = toml_text;
+  parameter_values_ = parameters.values();
+  parameter_units_.clear();
+  for (const auto& [key, spec] : parameters.specs()) {
+    if (!spec.unit.empty()) parameter_units_[key] = spec.unit;
+  }
+}
+
+void RunRecorder::DeclareSeries(const std::string& name, const std::string& unit,
+                                const std::string& description,
+                                const std::vector<std::string>& columns) {
+  DeclareIn(series_, "time series", name, unit, description, columns);
+}
+
+void RunRecorder::AppendSeries(const std::string& name, double time,
+                               const std::vector<double>& value) {
+  Append(series_, "time series", name, time, value);
+}
+
+void RunRecorder::DeclareAnalytic(const std::string& name, const std::string& unit,
+                                  const std::string& description,
+                                  const std::vector<std::string>& columns) {
+  DeclareIn(analytic_, "analytic series", name, unit, description, columns);
+}
+
+void RunRecorder::AppendAnalytic(const std::string& name, double time,
+                                 const std::vector<double>& value) {
+  Append(analytic_, "analytic series", name, time, value);
+}
+
+void RunRecorder::Append(std::map<std::string, Series>& table, const std::string& kind,
+                         const std::string& name, double time, const std::vector<double>& value) {
+  const auto found = table.find(name);
+  if (found == table.end()) {
+    throw std::logic_error("RunRecorder: " + kind + " '" + name + "' was not declared");
+  }
+  Series& series = found->second;
+  const std::size_t width = std::max<std::size_t>(1, series.columns.size());
+  if (value.size() != width) {
+    throw std::logic_error("RunRecorder: " + kind + " '" + name + "' takes " +
+                           std::to_string(width) + " components per sample, got " +
+                           std::to_string(value.size()));
+  }
+  series.times.push_back(time);
+  series.values.insert(series.values.end(), value.begin(), value.end());
+}
+
+void RunRecorder::AppendSolverLog(double time, const StepReport& report, double wall_seconds) {
+  solver_log_.push_back({time, report, wall_seconds});
+  // The per-body wrenches are not part of the solver log; do not keep them for every step.
+  solver_log_.back().report.contact_wrench = std::vector<BodyWrench>();
+}
+
+void RunRecorder::SetSummary(const std::string& name, const AttributeValue& value) {
+  summary_[name] = value;
+}
+
+void RunRecorder::Finish(const std::string& status, const std::string& message, int steps,
+                         double wall_seconds) {
+  if (finished_) {
+    throw std::logic_error("RunRecorder: Finish called twice for '" + final_path_.string() + "'");
+  }
+  if (status != "ok" && status != "diverged" && status != "failed") {
+    throw std::logic_error("RunRecorder: unknown status '" + status + "' for '" +
+                           final_path_.string() + "'");
+  }
+  const std::filesystem::path partial = partial_path();
+  try {
+    if (final_path_.has_parent_path()) {
+      std::filesystem::create_directories(final_path_.parent_path());
+    }
+    {
+      // Failures are reported through exceptions, not printed by HDF5.
+      H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+      Handle file(Check(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                        H5I_INVALID_HID, "file"),
+                  H5Fclose);
+
+      // Root attributes: the driver's, then the ones the recorder owns.
+      std::map<std::string, std::string> root = root_attributes_;
+      root["schema"] = kSchema;
+      root["status"] = status;
+      root["message"] = message;
+      for (const auto& [name, value] : root) WriteStringAttribute(file.get(), name, value);
+
+      // /config: the resolved TOML text as one scalar string.
+      {
+        const std::string what = "dataset 'config'";
+        const Handle type = StringType(file.get(), what);
+        const Handle space(Check(H5Screate(H5S_SCALAR), file.get(), what), H5Sclose);
+        const Handle dataset(Check(H5Dcreate2(file.get(), "config", type.get(), space.get(),
+                                              H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                   file.get(), what),
+                             H5Dclose);
+        const char* text = config_text_.c_str();
+        Check(H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &text),
+              file.get(), what);
+      }
+
+      // /params: one attribute per parameter, plus "<key>.unit" where the unit is known.
+      {
+        const Handle params = CreateGroup(file.get(), "params");
+        for (const auto& [key, value] : parameter_values_) {
+          WriteValueAttribute(params.get(), key, value);
+          const auto unit = parameter_units_.find(key);
+          if (unit != parameter_units_.end()) {
+            WriteStringAttribute(params.get(), key + ".unit", unit->second);
+          }
+        }
+      }
+
+      // /timeseries always; /analytic only when the scenario has a reference solution.
+      WriteSeriesGroup(file.get(), "timeseries", series_);
+      if (!analytic_.empty()) WriteSeriesGroup(file.get(), "analytic", analytic_);
+
+      // /solver_log: one column dataset per field, one row per step.
+      {
+        const Handle log = CreateGroup(file.get(), "solver_log");
+        // write(name, value_of) gathers value_of(row) over all rows into one dataset.
+        const auto write = [&](const char* name, auto value_of) {
+          std::vector<decltype(value_of(solver_log_.front()))> column;
+          column.reserve(solver_log_.size());
+          for (const SolverLogRow& row : solver_log_) column.push_back(value_of(row));
+          WriteDataset1D(log.get(), name, column);
+        };
+        const auto counter = [](int StepReport::*field) {
+          return [field](const SolverLogRow& row) { return std::int64_t{row.report.*field}; };
+        };
+        const auto timing = [](double Timings::*phase) {
+          return [phase](const SolverLogRow& row) { return row.report.timings.*phase; };
+        };
+        write("time", [](const SolverLogRow& row) { return row.time; });
+        write("contacts", counter(&StepReport::contacts));
+        write("outer_iterations", counter(&StepReport::outer_iterations));
+        write("linear_iterations", counter(&StepReport::linear_iterations));
+        write("substeps", counter(&StepReport::substeps));
+        write("residual", [](const SolverLogRow& row) { return row.report.residual; });
+        write("converged", [](const SolverLogRow& row) {
+          return static_cast<std::int8_t>(row.report.converged ? 1 : 0);
+        });
+        write("wall_s", [](const SolverLogRow& row) { return row.wall_seconds; });
+        write("timing_free_motion", timing(&Timings::free_motion));
+        write("timing_detection", timing(&Timings::detection));
+        write("timing_assembly", timing(&Timings::assembly));
+        write("timing_solve", timing(&Timings::solve));
+        write("timing_g2p", timing(&Timings::g2p));
+        write("timing_rigid", timing(&Timings::rigid));
+      }
+
+      // /summary: the scenario's attributes, then the ones Finish owns.
+      {
+        std::map<std::string, AttributeValue> summary = summary_;
+        summary["steps"] = static_cast<std::int64_t>(steps);
+        summary["wall_s"] = wall_seconds;
+        summary["status"] = status;
+        summary["message"] = message;
+        const Handle group = CreateGroup(file.get(), "summary");
+        for (const auto& [name, value] : summary) WriteValueAttribute(group.get(), name, value);
+      }
+
+      // Every object above is closed; closing the file flushes it.
+      if (!file.Close()) Fail(H5I_INVALID_HID, "file (flush and close)");
+    }
+    // Only a complete file takes the final name, replacing any earlier one atomically.
+    std::filesystem::rename(partial, final_path_);
+  } catch (const Hdf5Error& error) {
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    throw std::runtime_error("RunRecorder: '" + partial.string() + "': " + error.what());
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    throw;
+  }
+  finished_ = true;
+}
+
+}  // namespace contactlab::experiments

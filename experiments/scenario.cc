@@ -1,0 +1,51 @@
+#include "experiments/scenario.h"
+
+#include "experiments/scenarios/ball_on_slope.h"
+
+namespace contactlab::experiments {
+
+const std::vector<ScenarioInfo>& RegisteredScenarios() {
+  // Every scenario of the project, in the order `contactlab list` prints them.
+  static const std::vector<ScenarioInfo> registry = {
+      BallOnSlopeInfo(),
+  };
+  return registry;
+}
+
+const ScenarioInfo& FindScenario(std::string_view name) {
+  for (const ScenarioInfo& info : RegisteredScenarios()) {
+    if (info.name == name) return info;
+  }
+  std::string known;
+  for (const ScenarioInfo& info : RegisteredScenarios()) known += " " + info.name;
+  throw InputError("unknown scenario '" + std::string(name) + "' (known:" + known + ")");
+}
+
+ParameterSpec TimeStepSpec(double default_dt) {
+  return {"dt", default_dt, "s", "Time step of the formulation (explicit ones substep inside it).", Positive()};
+}
+ParameterSpec DurationSpec(double default_duration) {
+  return {"duration", default_duration, "s", "Simulated time.", Positive()};
+}
+ParameterSpec GravitySpec() {
+  return {"gravity", 9.81, "m/s^2", "Magnitude of gravity along -z (Drake's default, spec-sap-qn §4).",
+          NonNegative()};
+}
+ParameterSpec GridSpacingSpec(double default_spacing) {
+  return {"grid_spacing", default_spacing, "m", "Background grid spacing h.", Positive()};
+}
+ParameterSpec ParticlesPerCellSpec(double default_count) {
+  return {"particles_per_cell", default_count, "1",
+          "Particles per grid cell (n^3 on a lattice of spacing h/n; real values allowed).",
+          InClosedRange(1.0, 1000.0)};
+}
+ParameterSpec SamplingJitterSpec() {
+  return {"sampling_jitter", 0.0, "1",
+          "Random particle offset as a fraction of the lattice spacing (0 = regular lattice).",
+          InClosedRange(0.0, 0.5)};
+}
+ParameterSpec SamplingSeedSpec() {
+  return {"sampling_seed", std::int64_t{1}, "1", "Seed of the sampling jitter.", NonNegative()};
+}
+
+}  // namespace contactlab::experiments

@@ -1,0 +1,29 @@
+#pragma once
+// Particle-versus-geometry contact points (spec-sap-qn §3): one contact per pair of an MPM
+// particle and a rigid geometry that contains it, located at the particle, with the
+// geometry's outward normal as the frame's z axis (see contact_frame.h for the signs).
+#include <vector>
+
+#include "formulations/contact/contact_frame.h"
+#include "mpm/particles.h"
+#include "rigid/rigid_body.h"
+
+namespace contactlab::contact {
+
+struct ParticleContact {
+  int particle = -1;
+  int body = -1;
+  int geometry = -1;
+  Vector3 position = Vector3::Zero();           // contact point = particle position [m]
+  Matrix3 frame = Matrix3::Identity();          // R_WC, columns (t̂₁, t̂₂, n̂)
+  double penetration = 0.0;                     // −φ ≥ 0 [m]
+  Vector3 relative_velocity = Vector3::Zero();  // v_c = R_CW (v_p − v_B(x_p)), contact frame [m/s]
+  double friction_coefficient = 0.0;            // μ of the geometry [-]
+};
+
+// Finds every particle inside a rigid geometry. Broad phase: world bounding box per
+// geometry. The list is ordered by (particle, body, geometry) for any thread count.
+std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& particles,
+                                                    const std::vector<rigid::RigidBody>& bodies);
+
+}  // namespace contactlab::contact

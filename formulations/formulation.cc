@@ -1,0 +1,28 @@
+#include "formulations/formulation.h"
+
+#include "formulations/hybrid_impulse/hybrid_impulse.h"
+
+namespace contactlab {
+
+const std::vector<FormulationInfo>& RegisteredFormulations() {
+  // Every formulation of the project, in the order `contactlab list` prints them.
+  static const std::vector<FormulationInfo> registry = {
+      hybrid_impulse::HybridImpulseInfo(),
+  };
+  return registry;
+}
+
+const FormulationInfo& FindFormulation(std::string_view name) {
+  for (const FormulationInfo& info : RegisteredFormulations()) {
+    if (info.name == name) return info;
+  }
+  std::string known;
+  for (const FormulationInfo& info : RegisteredFormulations()) known += " " + info.name;
+  throw InputError("unknown formulation '" + std::string(name) + "' (known:" + known + ")");
+}
+
+std::unique_ptr<Formulation> MakeFormulation(const FormulationConfig& config) {
+  return FindFormulation(config.name).factory(config.parameters);
+}
+
+}  // namespace contactlab

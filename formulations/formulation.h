@@ -1,0 +1,78 @@
+#pragma once
+// The interface every MPM–rigid coupling formulation implements, the per-step report the
+// experiment driver logs, and the registry that creates formulations by name.
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "formulations/parameters.h"
+#include "formulations/world.h"
+
+namespace contactlab {
+
+// The contact load the MPM material exerted on one rigid body during a step: the summed
+// contact impulse divided by the step, as a force and a torque about the body's centre of
+// mass (origin of its frame), both in world.
+struct BodyWrench {
+  mpm::Vector3 force = mpm::Vector3::Zero();   // [N]
+  mpm::Vector3 torque = mpm::Vector3::Zero();  // [N m]
+};
+
+// Wall-clock seconds spent in each phase of a step.
+struct Timings {
+  double free_motion = 0.0;  // P2G, stresses, unconstrained grid update
+  double detection = 0.0;    // contact detection / boundary classification
+  double assembly = 0.0;     // building contact problems
+  double solve = 0.0;        // contact solve or impulse exchange
+  double g2p = 0.0;          // grid-to-particle transfer, F update, plasticity, advection
+  double rigid = 0.0;        // rigid-body update
+};
+
+struct StepReport {
+  int contacts = 0;               // particle–geometry contact points at the end of the step
+  double max_penetration = 0.0;   // deepest particle penetration into a rigid geometry [m]
+  int outer_iterations = 0;       // Newton / quasi-Newton iterations (0 if none)
+  int linear_iterations = 0;      // CG/GMRES iterations, 0 for direct solves or none
+  int substeps = 1;               // internal substeps taken to advance by dt
+  double residual = 0.0;          // final scaled optimality residual (0 if no solve)
+  bool converged = true;
+  std::vector<BodyWrench> contact_wrench;  // one per world body, same order
+  Timings timings;
+};
+
+// Thrown by a formulation that cannot continue (non-finite state, runaway substep count);
+// the driver records it as run status "diverged" instead of crashing.
+class SimulationDiverged : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Formulation {
+ public:
+  virtual ~Formulation() = default;
+  virtual std::string_view name() const = 0;
+  // Advances the world by dt [s] (time included). May take internal substeps.
+  virtual StepReport Step(World& world, double dt) = 0;
+};
+
+// What the registry knows about a formulation.
+struct FormulationInfo {
+  std::string name;         // CLI name, e.g. "hybrid_impulse"
+  std::string description;  // one line
+  std::vector<ParameterSpec> parameters;  // keys are prefixed "<name>."
+  std::unique_ptr<Formulation> (*factory)(const ParameterSet& parameters);
+};
+
+const std::vector<FormulationInfo>& RegisteredFormulations();
+// Throws InputError naming the formulation if it is unknown.
+const FormulationInfo& FindFormulation(std::string_view name);
+
+struct FormulationConfig {
+  std::string name;
+  ParameterSet parameters;  // must contain (at least) the formulation's declared keys
+};
+std::unique_ptr<Formulation> MakeFormulation(const FormulationConfig& config);
+
+}  // namespace contactlab

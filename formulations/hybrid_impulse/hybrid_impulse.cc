@@ -1,0 +1,392 @@
+#include "formulations/hybrid_impulse/hybrid_impulse.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "formulations/contact/coulomb_collision.h"
+#include "formulations/contact/geometry_query.h"
+#include "formulations/contact/particle_contacts.h"
+#include "mpm/bspline.h"
+#include "mpm/transfers.h"
+
+namespace contactlab::hybrid_impulse {
+namespace {
+
+using mpm::Matrix3;
+using mpm::Vector3;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Largest distance from a body's centre of mass to a corner of its bounded geometries [m];
+// bounds the rigid surface speed |v| + |ω| r.
+double BodyRadius(const rigid::RigidBody& body) {
+  double radius = 0.0;
+  for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
+    if (!body.geometries[g].shape.IsBounded()) continue;
+    const Eigen::AlignedBox3d box = body.GeometryBounds(g);
+    for (int corner = 0; corner < 8; ++corner) {
+      radius = std::max(radius, (box.corner(static_cast<Eigen::AlignedBox3d::CornerType>(corner)) -
+                                 body.pose.position).norm());
+    }
+  }
+  return radius;
+}
+
+// Fixed-size chunks for reductions over nodes: the summation order, and therefore the
+// result, does not depend on the number of threads.
+constexpr int kReductionChunk = 4096;
+
+}  // namespace
+
+std::vector<ParameterSpec> HybridImpulseOptions::Specs() {
+  const HybridImpulseOptions defaults;
+  return {
+      {"hybrid_impulse.cfl", defaults.cfl, "1",
+       "Explicit substep as a fraction of h/(c + v_max): elastic-wave and particle-speed limit.",
+       InClosedRange(1e-6, 1.0)},
+      {"hybrid_impulse.restitution", defaults.restitution, "1",
+       "Restitution e of the node collisions; 0 (inelastic) as for rigid bodies in the thesis.",
+       InClosedRange(0.0, 1.0)},
+      {"hybrid_impulse.sample_spacing", defaults.sample_spacing, "1",
+       "Spacing of free-body surface samples relative to h; 0.5 gives about four per cell face.",
+       Positive()},
+      {"hybrid_impulse.rigid_feedback", std::string(defaults.rigid_feedback), "",
+       "node_impulse: exact opposite impulse on the body; per_sample: thesis eq. 6.25-6.29 filter.",
+       OneOf({"node_impulse", "per_sample"})},
+      {"hybrid_impulse.max_substeps", std::int64_t{defaults.max_substeps}, "1",
+       "Substeps allowed per step before the run is declared diverged.", Positive()},
+  };
+}
+
+HybridImpulseOptions HybridImpulseOptions::FromParameters(const ParameterSet& parameters) {
+  HybridImpulseOptions options;
+  options.cfl = parameters.GetDouble("hybrid_impulse.cfl");
+  options.restitution = parameters.GetDouble("hybrid_impulse.restitution");
+  options.sample_spacing = parameters.GetDouble("hybrid_impulse.sample_spacing");
+  options.rigid_feedback = parameters.GetString("hybrid_impulse.rigid_feedback");
+  options.max_substeps = static_cast<int>(parameters.GetInt("hybrid_impulse.max_substeps"));
+  return options;
+}
+
+HybridImpulseFormulation::HybridImpulseFormulation(HybridImpulseOptions options)
+    : options_(std::move(options)) {}
+
+void HybridImpulseFormulation::PrepareCollisionSamples(const World& world) {
+  grid_ = mpm::SparseGrid(world.grid_spacing);
+  samples_.assign(world.bodies.size(), CollisionSamples{});
+  for (std::size_t b = 0; b < world.bodies.size(); ++b) {
+    const rigid::RigidBody& body = world.bodies[b];
+    if (!body.is_free()) continue;
+    CollisionSamples& samples = samples_[b];
+    for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
+      const rigid::Geometry& geometry = body.geometries[g];
+      for (const rigid::SurfaceSample& sample :
+           geometry.shape.SampleSurface(options_.sample_spacing * world.grid_spacing)) {
+        const Vector3 position = geometry.pose_in_body.TransformPoint(sample.position);
+        // Skip samples buried inside another geometry of the same body (internal faces).
+        bool buried = false;
+        for (int other = 0; other < static_cast<int>(body.geometries.size()) && !buried; ++other) {
+          if (other == g) continue;
+          const rigid::Geometry& neighbor = body.geometries[other];
+          buried = neighbor.shape.SignedDistance(neighbor.pose_in_body.InverseTransformPoint(position)) < 0.0;
+        }
+        if (buried) continue;
+        samples.position_in_body.push_back(position);
+        samples.normal_in_body.push_back(geometry.pose_in_body.orientation * sample.outward_normal);
+        samples.friction_coefficient.push_back(geometry.friction_coefficient);
+      }
+    }
+    if (samples.position_in_body.empty()) {
+      throw InputError("hybrid_impulse: free body '" + body.name + "' has no surface samples");
+    }
+    // Each collision particle carries an equal share of the body mass (thesis §6.2).
+    samples.sample_mass = body.mass / static_cast<double>(samples.position_in_body.size());
+  }
+  samples_ready_ = true;
+}
+
+double HybridImpulseFormulation::StableSubstep(const World& world) const {
+  double wave_speed = 0.0;
+  for (const mpm::Material& material : world.materials) {
+    wave_speed = std::max(wave_speed, material.DilatationalWaveSpeed());
+  }
+  double max_speed = 0.0;
+  const int count = static_cast<int>(world.particles.size());
+#pragma omp parallel for reduction(max : max_speed) schedule(static)
+  for (int p = 0; p < count; ++p) max_speed = std::max(max_speed, world.particles.velocity[p].norm());
+  for (const rigid::RigidBody& body : world.bodies) {
+    if (body.motion == rigid::BodyMotion::kStatic) continue;
+    max_speed = std::max(max_speed, body.linear_velocity.norm() + body.angular_velocity.norm() * BodyRadius(body));
+  }
+  return options_.cfl * world.grid_spacing / (wave_speed + max_speed);
+}
+
+void HybridImpulseFormulation::ApplyInfiniteMassBoundaries(const World& world,
+                                                           std::vector<BodyImpulse>& impulses) {
+  const auto boxes = contact::GeometryBoundingBoxes(world.bodies, 0.0);
+  const int node_count = grid_.num_nodes();
+  const int body_count = static_cast<int>(world.bodies.size());
+  const int chunk_count = (node_count + kReductionChunk - 1) / kReductionChunk;
+  std::vector<std::vector<BodyImpulse>> chunk_impulses(chunk_count, std::vector<BodyImpulse>(body_count));
+
+#pragma omp parallel for schedule(dynamic)
+  for (int chunk = 0; chunk < chunk_count; ++chunk) {
+    const int end = std::min(node_count, (chunk + 1) * kReductionChunk);
+    for (int node = chunk * kReductionChunk; node < end; ++node) {
+      const double node_mass = grid_.mass[node];
+      if (node_mass <= 0.0) continue;
+      const Vector3 node_position = grid_.NodePosition(node);
+      for (int b = 0; b < body_count; ++b) {
+        const rigid::RigidBody& body = world.bodies[b];
+        if (body.is_free()) continue;
+        for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
+          if (!boxes[b][g].contains(node_position)) continue;
+          const contact::GeometryQuery query = contact::QueryGeometry(body, g, node_position);
+          if (query.signed_distance > 0.0) continue;
+          // Infinite mass on the rigid side: the reduced mass is the node mass.
+          const contact::CoulombCollisionResult collision = contact::ResolveCoulombCollision(
+              body.PointVelocity(node_position), grid_.velocity[node], query.normal, node_mass,
+              body.geometries[g].friction_coefficient, options_.restitution);
+          if (!collision.approaching) continue;
+          grid_.velocity[node] += collision.impulse_on_second / node_mass;
+          BodyImpulse& impulse = chunk_impulses[chunk][b];
+          impulse.linear -= collision.impulse_on_second;
+          impulse.angular += (node_position - body.pose.position).cross(-collision.impulse_on_second);
+        }
+      }
+    }
+  }
+  for (int chunk = 0; chunk < chunk_count; ++chunk) {
+    for (int b = 0; b < body_count; ++b) {
+      impulses[b].linear += chunk_impulses[chunk][b].linear;
+      impulses[b].angular += chunk_impulses[chunk][b].angular;
+    }
+  }
+}
+
+void HybridImpulseFormulation::ExchangeWithFreeBody(const World& world, int body_index, double dt,
+                                                    BodyImpulse& impulse) {
+  const rigid::RigidBody& body = world.bodies[body_index];
+  const CollisionSamples& samples = samples_[body_index];
+  const Matrix3 rotation = body.pose.rotation();
+  const Vector3& center = body.pose.position;
+  const double spacing = grid_.spacing();
+  // Rigid predictor (spec §3.6 step 1): gravity and applied force, angular velocity as is.
+  const Vector3 predicted_velocity =
+      body.linear_velocity + dt * (world.gravity + body.applied_force / body.mass);
+  const Vector3& angular_velocity = body.angular_velocity;
+  const auto rigid_velocity_at = [&](const Vector3& point) {
+    return Vector3(predicted_velocity + angular_velocity.cross(point - center));
+  };
+
+  // Grid 1 (thesis eq. 6.30, 6.33): sample mass and normals on nodes shared with MPM. With
+  // APIC and C_q = [ω]× (erratum E12) the grid-1 velocity is exactly the rigid velocity at
+  // the node, so only mass, normal and friction need scattering.
+  const int node_count = grid_.num_nodes();
+  rigid_mass_.assign(node_count, 0.0);
+  rigid_normal_sum_.assign(node_count, Vector3::Zero());
+  rigid_friction_sum_.assign(node_count, 0.0);
+  rigid_nodes_.clear();
+  const int sample_count = static_cast<int>(samples.position_in_body.size());
+  std::vector<std::array<int, 27>> sample_nodes(sample_count);
+  std::vector<mpm::QuadraticStencil> sample_stencils(sample_count);
+  for (int q = 0; q < sample_count; ++q) {
+    const Vector3 position = center + rotation * samples.position_in_body[q];
+    const Vector3 normal = rotation * samples.normal_in_body[q];
+    sample_stencils[q] = mpm::ComputeQuadraticStencil(position, spacing);
+    for (int c = 0; c < 3; ++c) {
+      for (int b = 0; b < 3; ++b) {
+        for (int a = 0; a < 3; ++a) {
+          const int node = grid_.FindNode(sample_stencils[q].base_node + mpm::NodeCoordinate(a, b, c));
+          const bool shared = node >= 0 && grid_.mass[node] > 0.0;
+          sample_nodes[q][a + 3 * b + 9 * c] = shared ? node : -1;
+          if (!shared) continue;
+          const double weight = sample_stencils[q].Weight(a, b, c);
+          if (rigid_mass_[node] == 0.0) rigid_nodes_.push_back(node);
+          rigid_mass_[node] += weight * samples.sample_mass;
+          rigid_normal_sum_[node] += weight * normal;
+          rigid_friction_sum_[node] += weight * samples.sample_mass * samples.friction_coefficient[q];
+        }
+      }
+    }
+  }
+
+  // Node collisions (thesis eq. 6.34–6.38 with erratum E6). In per-sample mode the grid-1
+  // velocity change is kept for the sample filter below.
+  const bool node_feedback = options_.rigid_feedback == "node_impulse";
+  std::vector<Vector3> rigid_velocity_change;
+  if (!node_feedback) rigid_velocity_change.assign(node_count, Vector3::Zero());
+  for (const int node : rigid_nodes_) {
+    const double rigid_mass = rigid_mass_[node];
+    if (rigid_mass <= 0.0) continue;
+    const double material_mass = grid_.mass[node];
+    const Vector3 node_position = grid_.NodePosition(node);
+    Vector3 normal = rigid_normal_sum_[node];
+    if (normal.norm() < 1e-9) {
+      // Opposite faces cancel on thin bodies (spec B7): use the nearest geometry's normal.
+      double nearest = std::numeric_limits<double>::infinity();
+      for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
+        const contact::GeometryQuery query = contact::QueryGeometry(body, g, node_position);
+        if (query.signed_distance < nearest) {
+          nearest = query.signed_distance;
+          normal = query.normal;
+        }
+      }
+    }
+    normal.normalize();
+    const double reduced_mass = rigid_mass * material_mass / (rigid_mass + material_mass);
+    const contact::CoulombCollisionResult collision = contact::ResolveCoulombCollision(
+        rigid_velocity_at(node_position), grid_.velocity[node], normal, reduced_mass,
+        rigid_friction_sum_[node] / rigid_mass, options_.restitution);
+    if (!collision.approaching) continue;
+    grid_.velocity[node] += collision.impulse_on_second / material_mass;
+    if (node_feedback) {
+      impulse.linear -= collision.impulse_on_second;
+      impulse.angular += (node_position - center).cross(-collision.impulse_on_second);
+    } else {
+      rigid_velocity_change[node] = -collision.impulse_on_second / rigid_mass;
+    }
+  }
+  if (node_feedback) return;
+
+  // Per-sample filter (thesis eq. 6.25–6.29 with errata E3, E4): each sample compares the
+  // grid-1 velocity after the collision with its own rigid velocity; since grid 1
+  // reproduces the rigid field exactly, that difference is the interpolated change.
+  for (int q = 0; q < sample_count; ++q) {
+    Vector3 relative_velocity = Vector3::Zero();
+    for (int k = 0; k < 27; ++k) {
+      const int node = sample_nodes[q][k];
+      if (node >= 0) relative_velocity += sample_stencils[q].Weight(k % 3, (k / 3) % 3, k / 9) * rigid_velocity_change[node];
+    }
+    const Vector3 normal = rotation * samples.normal_in_body[q];
+    const double normal_speed = relative_velocity.dot(normal);
+    if (normal_speed >= 0.0) continue;  // the grid sees separation: no cohesive pull
+    const double normal_impulse = samples.sample_mass * normal_speed;  // negative
+    Vector3 sample_impulse = normal_impulse * normal;
+    const Vector3 tangential = relative_velocity - normal_speed * normal;
+    const double slip = tangential.norm();
+    if (slip > 0.0) {
+      const double friction_speed = std::min(slip, -samples.friction_coefficient[q] * normal_impulse / samples.sample_mass);
+      sample_impulse += samples.sample_mass * friction_speed * tangential / slip;
+    }
+    const Vector3 position = center + rotation * samples.position_in_body[q];
+    impulse.linear += sample_impulse;
+    impulse.angular += (position - center).cross(sample_impulse);
+  }
+}
+
+void HybridImpulseFormulation::Substep(World& world, double dt, std::vector<BodyImpulse>& impulses,
+                                       Timings& timings) {
+  mpm::Particles& particles = world.particles;
+  std::vector<BodyImpulse> substep_impulses(world.bodies.size());
+
+  // Grid 2: APIC momentum with the explicit MLS stress impulse, gravity (§3.6 step 2).
+  auto start = Clock::now();
+  mpm::ParticleToGrid(particles, world.materials, dt, grid_);
+  mpm::ComputeGridVelocity(world.gravity, dt, grid_);
+  timings.free_motion += SecondsSince(start);
+
+  // Static and kinematic bodies as Coulomb boundary conditions; impulse exchange with free
+  // bodies; the boundary conditions again so the exchange cannot push material through a
+  // static wall (§3.6 steps 2, 4, 5).
+  start = Clock::now();
+  ApplyInfiniteMassBoundaries(world, substep_impulses);
+  for (int b = 0; b < static_cast<int>(world.bodies.size()); ++b) {
+    if (world.bodies[b].is_free()) ExchangeWithFreeBody(world, b, dt, substep_impulses[b]);
+  }
+  ApplyInfiniteMassBoundaries(world, substep_impulses);
+  timings.solve += SecondsSince(start);
+
+  // Grid 2 back to the particles, deformation update, plasticity (§3.6 step 6).
+  start = Clock::now();
+  mpm::GridToParticle(grid_, dt, particles);
+  mpm::UpdateConstitutiveState(world.materials, particles);
+  timings.g2p += SecondsSince(start);
+
+  // Rigid bodies: contact impulses, then gravity, loads and the pose update (§3.6 steps 7–8;
+  // applying the impulse before the predictor gives the same v^{n+1} = v* + ΣI/M).
+  start = Clock::now();
+  for (std::size_t b = 0; b < world.bodies.size(); ++b) {
+    rigid::RigidBody& body = world.bodies[b];
+    impulses[b].linear += substep_impulses[b].linear;
+    impulses[b].angular += substep_impulses[b].angular;
+    if (body.is_free()) {
+      body.linear_velocity += substep_impulses[b].linear / body.mass;
+      body.angular_velocity += body.WorldInverseInertia() * substep_impulses[b].angular;
+      rigid::AdvanceFreeBody(body, world.gravity, dt);
+    } else if (body.motion == rigid::BodyMotion::kKinematic) {
+      rigid::UpdateKinematicBody(body, world.time + dt);
+    }
+  }
+  world.time += dt;
+  timings.rigid += SecondsSince(start);
+}
+
+StepReport HybridImpulseFormulation::Step(World& world, double dt) {
+  if (!samples_ready_) PrepareCollisionSamples(world);
+  StepReport report;
+  std::vector<BodyImpulse> impulses(world.bodies.size());
+  const double start_time = world.time;
+
+  // Equal substeps no longer than the current stability limit.
+  double remaining = dt;
+  int substeps = 0;
+  while (remaining > 1e-12 * dt) {
+    const double stable = StableSubstep(world);
+    if (!std::isfinite(stable) || stable <= 0.0) {
+      throw SimulationDiverged("hybrid_impulse: non-finite particle or body velocity at t = " +
+                               std::to_string(world.time) + " s");
+    }
+    const double pieces = std::ceil(remaining / stable);
+    if (substeps + pieces > options_.max_substeps) {
+      std::ostringstream message;
+      message << "hybrid_impulse: step needs more than hybrid_impulse.max_substeps = " << options_.max_substeps
+              << " substeps at t = " << world.time << " s (stable substep " << stable << " s)";
+      throw SimulationDiverged(message.str());
+    }
+    const double substep = remaining / pieces;
+    Substep(world, substep, impulses, report.timings);
+    remaining -= substep;
+    ++substeps;
+  }
+  world.time = start_time + dt;
+  report.substeps = substeps;
+
+  // Contact loads as step averages, and particle contact points for the report.
+  report.contact_wrench.resize(world.bodies.size());
+  for (std::size_t b = 0; b < world.bodies.size(); ++b) {
+    report.contact_wrench[b].force = impulses[b].linear / dt;
+    report.contact_wrench[b].torque = impulses[b].angular / dt;
+  }
+  const auto start = Clock::now();
+  const std::vector<contact::ParticleContact> contacts =
+      contact::DetectParticleContacts(world.particles, world.bodies);
+  report.contacts = static_cast<int>(contacts.size());
+  for (const contact::ParticleContact& point : contacts) {
+    report.max_penetration = std::max(report.max_penetration, point.penetration);
+  }
+  report.timings.detection += SecondsSince(start);
+  return report;
+}
+
+namespace {
+std::unique_ptr<Formulation> MakeHybridImpulse(const ParameterSet& parameters) {
+  return std::make_unique<HybridImpulseFormulation>(HybridImpulseOptions::FromParameters(parameters));
+}
+}  // namespace
+
+FormulationInfo HybridImpulseInfo() {
+  return FormulationInfo{
+      "hybrid_impulse",
+      "explicit MPM, two-grid impulse exchange with Coulomb friction (Han thesis ch. 6)",
+      HybridImpulseOptions::Specs(), &MakeHybridImpulse};
+}
+
+}  // namespace contactlab::hybrid_impulse

@@ -1,0 +1,76 @@
+#pragma once
+// Named, typed, unit-carrying parameters. Scenarios and formulations declare what they
+// accept as ParameterSpecs (key, default, unit, one sentence of rationale, validity check);
+// the experiment driver resolves defaults, scene files and command-line overrides into one
+// ParameterSet that is validated once before anything runs.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace contactlab {
+
+using ParameterValue = std::variant<bool, std::int64_t, double, std::string>;
+
+// Error in user input (unknown key, malformed or invalid value); the message is one line
+// that names the offending key or file.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Returns an empty string when the value is acceptable, else the reason ("must be > 0").
+using ParameterCheck = std::function<std::string(const ParameterValue&)>;
+
+struct ParameterSpec {
+  std::string key;               // dotted name, e.g. "mu" or "hybrid_impulse.cfl"
+  ParameterValue default_value;  // also fixes the type
+  std::string unit;              // SI unit, "1" for dimensionless, "" for text/flags
+  std::string description;       // one sentence: what it is and why this default
+  ParameterCheck check;          // optional
+};
+
+// Checks for common constraints.
+ParameterCheck Positive();
+ParameterCheck NonNegative();
+ParameterCheck InClosedRange(double low, double high);
+// low ≤ value < high.
+ParameterCheck InHalfOpenRange(double low, double high);
+ParameterCheck OneOf(std::vector<std::string> allowed);
+
+std::string ToString(const ParameterValue& value);
+const char* TypeName(const ParameterValue& value);
+
+class ParameterSet {
+ public:
+  // Declares the accepted keys with their defaults. Re-declaring a key is an error.
+  void Declare(const std::vector<ParameterSpec>& specs);
+  bool IsDeclared(const std::string& key) const { return specs_.count(key) != 0; }
+  const ParameterSpec& Spec(const std::string& key) const;
+  // Sets a declared key from a typed value (integers are accepted for real parameters).
+  // Throws InputError naming the key on an unknown key or a type mismatch.
+  void Set(const std::string& key, const ParameterValue& value, const std::string& origin);
+  // Sets a declared key from text ("0.3", "true", "sap_cone"), as given by --set.
+  void SetFromText(const std::string& key, const std::string& text, const std::string& origin);
+  // Runs every check; throws InputError for the first failure.
+  void Validate() const;
+
+  double GetDouble(const std::string& key) const;
+  std::int64_t GetInt(const std::string& key) const;
+  bool GetBool(const std::string& key) const;
+  const std::string& GetString(const std::string& key) const;
+  const ParameterValue& Get(const std::string& key) const;
+
+  // Keys in sorted order with their resolved values.
+  const std::map<std::string, ParameterValue>& values() const { return values_; }
+  const std::map<std::string, ParameterSpec>& specs() const { return specs_; }
+
+ private:
+  std::map<std::string, ParameterSpec> specs_;
+  std::map<std::string, ParameterValue> values_;
+};
+
+}  // namespace contactlab

@@ -1,0 +1,65 @@
+#include "mpm/particles.h"
+
+namespace contactlab::mpm {
+
+void Particles::Reserve(std::size_t count) {
+  position.reserve(count);
+  velocity.reserve(count);
+  affine_velocity.reserve(count);
+  deformation_gradient.reserve(count);
+  plastic_deformation_gradient.reserve(count);
+  reference_rotation.reserve(count);
+  mass.reserve(count);
+  initial_volume.reserve(count);
+  material.reserve(count);
+}
+
+void Particles::Add(const Vector3& new_position, const Vector3& new_velocity, double new_mass,
+                    double new_initial_volume, int new_material) {
+  position.push_back(new_position);
+  velocity.push_back(new_velocity);
+  affine_velocity.push_back(Matrix3::Zero());
+  deformation_gradient.push_back(Matrix3::Identity());
+  plastic_deformation_gradient.push_back(Matrix3::Identity());
+  reference_rotation.push_back(Matrix3::Identity());
+  mass.push_back(new_mass);
+  initial_volume.push_back(new_initial_volume);
+  material.push_back(new_material);
+}
+
+double TotalMass(const Particles& particles) {
+  double total = 0.0;
+  for (const double m : particles.mass) total += m;
+  return total;
+}
+
+Vector3 LinearMomentum(const Particles& particles) {
+  Vector3 total = Vector3::Zero();
+  for (std::size_t p = 0; p < particles.size(); ++p) total += particles.mass[p] * particles.velocity[p];
+  return total;
+}
+
+Vector3 AngularMomentum(const Particles& particles, double grid_spacing) {
+  // L_p = m_p [x_p × v_p + (h²/4) axial(C_p − C_pᵀ)]: the affine field's spin about x_p.
+  const double inertia_scale = 0.25 * grid_spacing * grid_spacing;
+  Vector3 total = Vector3::Zero();
+  for (std::size_t p = 0; p < particles.size(); ++p) {
+    const Matrix3& c = particles.affine_velocity[p];
+    const Vector3 affine_spin(c(2, 1) - c(1, 2), c(0, 2) - c(2, 0), c(1, 0) - c(0, 1));
+    total += particles.mass[p] *
+             (particles.position[p].cross(particles.velocity[p]) + inertia_scale * affine_spin);
+  }
+  return total;
+}
+
+Vector3 CenterOfMass(const Particles& particles) {
+  Vector3 weighted = Vector3::Zero();
+  double total = 0.0;
+  for (std::size_t p = 0; p < particles.size(); ++p) {
+    weighted += particles.mass[p] * particles.position[p];
+    total += particles.mass[p];
+  }
+  return total > 0.0 ? Vector3(weighted / total) : Vector3::Zero();
+}
+
+}  // namespace contactlab::mpm

@@ -1,0 +1,51 @@
+#include "mpm/sampling.h"
+
+#include <cmath>
+#include <random>
+
+namespace contactlab::mpm {
+
+double ParticleSpacing(const SamplingOptions& options) {
+  return options.grid_spacing / std::cbrt(options.particles_per_cell);
+}
+
+std::vector<Vector3> SampleSolid(const std::function<double(const Vector3&)>& signed_distance,
+                                 const Eigen::AlignedBox3d& bounds, const SamplingOptions& options) {
+  const double spacing = ParticleSpacing(options);
+  std::mt19937_64 generator(options.seed);
+  std::uniform_real_distribution<double> offset(-options.jitter * spacing, options.jitter * spacing);
+
+  // Lattice indices whose points s(k + ½) fall inside the bounds, per axis.
+  Eigen::Vector3i first, last;
+  for (int axis = 0; axis < 3; ++axis) {
+    first[axis] = static_cast<int>(std::ceil(bounds.min()[axis] / spacing - 0.5));
+    last[axis] = static_cast<int>(std::floor(bounds.max()[axis] / spacing - 0.5));
+  }
+  std::vector<Vector3> positions;
+  for (int k = first.z(); k <= last.z(); ++k) {
+    for (int j = first.y(); j <= last.y(); ++j) {
+      for (int i = first.x(); i <= last.x(); ++i) {
+        Vector3 point = spacing * Vector3(i + 0.5, j + 0.5, k + 0.5);
+        // Draw the offset for every lattice point so a point's jitter does not depend on
+        // whether its neighbours were kept.
+        if (options.jitter > 0.0) point += Vector3(offset(generator), offset(generator), offset(generator));
+        if (signed_distance(point) < 0.0) positions.push_back(point);
+      }
+    }
+  }
+  return positions;
+}
+
+int AddSampledParticles(const std::vector<Vector3>& positions, const SamplingOptions& options,
+                        double density, const Vector3& velocity, int material, Particles& particles) {
+  const int first = static_cast<int>(particles.size());
+  const double spacing = ParticleSpacing(options);
+  const double volume = spacing * spacing * spacing;
+  particles.Reserve(particles.size() + positions.size());
+  for (const Vector3& position : positions) {
+    particles.Add(position, velocity, density * volume, volume, material);
+  }
+  return first;
+}
+
+}  // namespace contactlab::mpm

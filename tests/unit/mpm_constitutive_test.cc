@@ -1,0 +1,496 @@
+// Constitutive models: P = ∂Ψ/∂F and dP/dF checked against automatic differentiation
+// (ceres::Jet) of templated reference formulas that share no code with the production
+// models; Lamé conversion, model factory and material helpers.
+#include <ceres/jet.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "mpm/constitutive/constitutive_model.h"
+#include "mpm/material.h"
+#include "mpm/polar_decomposition.h"
+
+namespace contactlab::mpm {
+namespace {
+
+using Jet9 = ceres::Jet<double, 9>;
+template <typename Scalar>
+using Matrix3Of = Eigen::Matrix<Scalar, 3, 3>;
+
+// Both the production code and the references below evaluate each quantity in O(100)
+// floating-point operations, and the rotations they use (Jacobi SVD vs. Newton
+// iteration) are accurate to a few ε amplified by 1/(σ_j + σ_k) ≤ 5 for the test
+// gradients. Their difference is therefore O(1e-14) relative to the stress scale μ_L + λ;
+// 1e-10 keeps a margin of more than 1000 while any wrong or missing term shows at O(1).
+constexpr double kAutodiffRelativeTolerance = 1e-10;
+constexpr double kEpsilon = std::numeric_limits<double>::epsilon();
+
+// ---- Templated reference formulas (independent of the production code) -------------
+
+// Value part of a scalar (the Jet's real part).
+template <typename Scalar>
+double ValueOf(const Scalar& value) {
+  if constexpr (std::is_same_v<Scalar, double>) {
+    return value;
+  } else {
+    return value.a;
+  }
+}
+
+template <typename Scalar>
+Scalar Determinant(const Matrix3Of<Scalar>& m) {
+  return m(0, 0) * (m(1, 1) * m(2, 2) - m(1, 2) * m(2, 1)) -
+         m(0, 1) * (m(1, 0) * m(2, 2) - m(1, 2) * m(2, 0)) +
+         m(0, 2) * (m(1, 0) * m(2, 1) - m(1, 1) * m(2, 0));
+}
+
+// cof(F) = det(F) F⁻ᵀ from signed 2x2 minors.
+template <typename Scalar>
+Matrix3Of<Scalar> Cofactor(const Matrix3Of<Scalar>& m) {
+  Matrix3Of<Scalar> cofactor;
+  for (int row = 0; row < 3; ++row) {
+    for (int column = 0; column < 3; ++column) {
+      const int r0 = (row + 1) % 3, r1 = (row + 2) % 3;
+      const int c0 = (column + 1) % 3, c1 = (column + 2) % 3;
+      cofactor(row, column) = m(r0, c0) * m(r1, c1) - m(r0, c1) * m(r1, c0);
+    }
+  }
+  return cofactor;
+}
+
+template <typename Scalar>
+Scalar SquaredFrobeniusNorm(const Matrix3Of<Scalar>& m) {
+  Scalar sum(0.0);
+  for (int i = 0; i < 9; ++i) sum += m(i) * m(i);
+  return sum;
+}
+
+// Orthogonal polar factor by the scaled Newton iteration R ← ½(ζR + ζ⁻¹R⁻ᵀ),
+// ζ = (‖R⁻¹‖_F/‖R‖_F)^½ (Higham 1986). Valid for det F > 0, where the factor is the proper
+// rotation. After the values converge, a few unscaled steps (ζ = 1) let the derivative
+// parts of a Jet converge too: at an orthogonal R the step's derivative is the projection
+// δR ↦ ½(δR − R δRᵀ R) onto R·skew, so the Jet carries exactly dR/dF.
+template <typename Scalar>
+Matrix3Of<Scalar> PolarRotationByNewtonIteration(const Matrix3Of<Scalar>& matrix) {
+  using std::sqrt;
+  Matrix3Of<Scalar> rotation = matrix;
+  bool converged = false;
+  for (int iteration = 0; iteration < 100 && !converged; ++iteration) {
+    const Matrix3Of<Scalar> inverse_transpose = Cofactor(rotation) / Determinant(rotation);
+    const Scalar scale = sqrt(sqrt(SquaredFrobeniusNorm(inverse_transpose) /
+                                   SquaredFrobeniusNorm(rotation)));
+    const Matrix3Of<Scalar> next =
+        Scalar(0.5) * (scale * rotation + inverse_transpose / scale);
+    double change = 0.0;
+    for (int i = 0; i < 9; ++i) change += std::pow(ValueOf(next(i)) - ValueOf(rotation(i)), 2);
+    rotation = next;
+    converged = std::sqrt(change) < 10.0 * kEpsilon;
+  }
+  EXPECT_TRUE(converged) << "Newton polar iteration did not converge";
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    const Matrix3Of<Scalar> inverse_transpose = Cofactor(rotation) / Determinant(rotation);
+    rotation = Scalar(0.5) * (rotation + inverse_transpose);
+  }
+  return rotation;
+}
+
+// Fixed corotated: Ψ = μ_L‖F − R‖²_F + λ/2 (J − 1)²  (= μ_L Σ(σ_i − 1)² + ... for det F > 0).
+template <typename Scalar>
+Scalar FixedCorotatedEnergy(const Matrix3Of<Scalar>& deformation_gradient,
+                            const LameParameters& lame) {
+  const Matrix3Of<Scalar> rotation = PolarRotationByNewtonIteration(deformation_gradient);
+  const Scalar volume_ratio = Determinant(deformation_gradient);
+  return lame.shear_modulus * SquaredFrobeniusNorm<Scalar>(deformation_gradient - rotation) +
+         0.5 * lame.first_lame_parameter * (volume_ratio - 1.0) * (volume_ratio - 1.0);
+}
+
+// Fixed corotated: P = 2μ_L(F − R) + λ(J − 1) cof(F).
+template <typename Scalar>
+Matrix3Of<Scalar> FixedCorotatedStress(const Matrix3Of<Scalar>& deformation_gradient,
+                                       const LameParameters& lame) {
+  const Matrix3Of<Scalar> rotation = PolarRotationByNewtonIteration(deformation_gradient);
+  const Scalar volume_ratio = Determinant(deformation_gradient);
+  return Scalar(2.0 * lame.shear_modulus) * (deformation_gradient - rotation) +
+         Scalar(lame.first_lame_parameter) * (volume_ratio - 1.0) *
+             Cofactor(deformation_gradient);
+}
+
+// Linear corotated: Ê = ½(R0ᵀF + FᵀR0) − I, Ψ = μ_L‖Ê‖² + λ/2 tr(Ê)² (seed 000 eq. 19).
+template <typename Scalar>
+Matrix3Of<Scalar> LinearCorotatedStrain(const Matrix3Of<Scalar>& deformation_gradient,
+                                        const Matrix3& reference_rotation) {
+  const Matrix3Of<Scalar> rotation = reference_rotation.cast<Scalar>();
+  return Scalar(0.5) * (rotation.transpose() * deformation_gradient +
+                        deformation_gradient.transpose() * rotation) -
+         Matrix3Of<Scalar>::Identity();
+}
+
+template <typename Scalar>
+Scalar LinearCorotatedEnergy(const Matrix3Of<Scalar>& deformation_gradient,
+                             const Matrix3& reference_rotation, const LameParameters& lame) {
+  const Matrix3Of<Scalar> strain =
+      LinearCorotatedStrain(deformation_gradient, reference_rotation);
+  const Scalar trace = strain(0, 0) + strain(1, 1) + strain(2, 2);
+  return lame.shear_modulus * SquaredFrobeniusNorm(strain) +
+         0.5 * lame.first_lame_parameter * trace * trace;
+}
+
+template <typename Scalar>
+Matrix3Of<Scalar> LinearCorotatedStress(const Matrix3Of<Scalar>& deformation_gradient,
+                                        const Matrix3& reference_rotation,
+                                        const LameParameters& lame) {
+  const Matrix3Of<Scalar> strain =
+      LinearCorotatedStrain(deformation_gradient, reference_rotation);
+  const Scalar trace = strain(0, 0) + strain(1, 1) + strain(2, 2);
+  return reference_rotation.cast<Scalar>() *
+         (Scalar(2.0 * lame.shear_modulus) * strain +
+          Scalar(lame.first_lame_parameter) * trace * Matrix3Of<Scalar>::Identity());
+}
+
+// F with Jet parts seeded so that entry k (column-major) carries ∂/∂vec(F)_k.
+Matrix3Of<Jet9> SeededJetMatrix(const Matrix3& matrix) {
+  Matrix3Of<Jet9> seeded;
+  for (int k = 0; k < 9; ++k) seeded(k) = Jet9(matrix(k), k);
+  return seeded;
+}
+
+Matrix3 GradientFromJet(const Jet9& energy) {
+  Matrix3 gradient;
+  for (int k = 0; k < 9; ++k) gradient(k) = energy.v(k);
+  return gradient;
+}
+
+// Entry (a, b) = ∂vec(P)_a / ∂vec(F)_b, the layout of Matrix9.
+Matrix9 JacobianFromJet(const Matrix3Of<Jet9>& stress) {
+  Matrix9 jacobian;
+  for (int a = 0; a < 9; ++a) jacobian.row(a) = stress(a).v.transpose();
+  return jacobian;
+}
+
+// ---- Test inputs --------------------------------------------------------------------
+
+Matrix3 RandomRotation(std::mt19937& generator) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Eigen::Quaterniond quaternion(normal(generator), normal(generator), normal(generator),
+                                normal(generator));
+  return quaternion.normalized().toRotationMatrix();
+}
+
+Matrix3 RandomMatrix(std::mt19937& generator, double amplitude) {
+  std::uniform_real_distribution<double> uniform(-amplitude, amplitude);
+  Matrix3 matrix;
+  for (int i = 0; i < 9; ++i) matrix(i) = uniform(generator);
+  return matrix;
+}
+
+// Deformation gradients with det F > 0: identity, pure rotation, near identity, rotated
+// stretches (distinct, repeated and compressive singular values), generic perturbations.
+std::vector<Matrix3> PositiveDeterminantGradients() {
+  std::mt19937 generator(314159);
+  std::vector<Matrix3> gradients;
+  gradients.push_back(Matrix3::Identity());
+  gradients.push_back(RandomRotation(generator));
+  for (int trial = 0; trial < 3; ++trial) {
+    gradients.push_back(Matrix3::Identity() + RandomMatrix(generator, 1e-3));
+  }
+  for (const Vector3& stretches : {Vector3(1.3, 0.8, 1.1), Vector3(1.2, 1.2, 0.9),
+                                   Vector3(0.5, 0.6, 0.7), Vector3(1.6, 1.05, 0.4)}) {
+    gradients.push_back(RandomRotation(generator) * stretches.asDiagonal() *
+                        RandomRotation(generator).transpose());
+  }
+  for (int trial = 0; trial < 4; ++trial) {
+    Matrix3 gradient = Matrix3::Identity() + RandomMatrix(generator, 0.3);
+    gradients.push_back(RandomRotation(generator) * gradient);
+  }
+  for (const Matrix3& gradient : gradients) EXPECT_GT(gradient.determinant(), 0.0);
+  return gradients;
+}
+
+std::vector<LameParameters> TestLameParameters() {
+  // Dough of seed 000 (E = 1e5 Pa, ν = 0.4) and the stiff ball (E = 1e8 Pa, ν = 0.2).
+  return {LameParameters::FromYoungsModulus(1e5, 0.4),
+          LameParameters::FromYoungsModulus(1e8, 0.2)};
+}
+
+double StressScale(const LameParameters& lame) {
+  return lame.shear_modulus + lame.first_lame_parameter;
+}
+
+template <typename Derived>
+double MaxAbs(const Eigen::MatrixBase<Derived>& matrix) {
+  return matrix.cwiseAbs().maxCoeff();
+}
+
+// ---- Fixed corotated ----------------------------------------------------------------
+
+TEST(MpmConstitutiveTest, FixedCorotatedStressIsEnergyGradient) {
+  for (const LameParameters& lame : TestLameParameters()) {
+    const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
+    const double tolerance = kAutodiffRelativeTolerance * StressScale(lame);
+    for (const Matrix3& gradient : PositiveDeterminantGradients()) {
+      const Jet9 energy = FixedCorotatedEnergy(SeededJetMatrix(gradient), lame);
+      const Matrix3 stress = model->FirstPiolaStress(gradient, Matrix3::Identity());
+      EXPECT_LE(MaxAbs(stress - GradientFromJet(energy)), tolerance) << "F =\n" << gradient;
+      // Energy density [Pa] has the same scale as the stress for |F| = O(1).
+      EXPECT_NEAR(model->EnergyDensity(gradient, Matrix3::Identity()), energy.a, tolerance)
+          << "F =\n" << gradient;
+    }
+  }
+}
+
+TEST(MpmConstitutiveTest, FixedCorotatedTangentIsStressJacobian) {
+  for (const LameParameters& lame : TestLameParameters()) {
+    const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
+    const double tolerance = kAutodiffRelativeTolerance * StressScale(lame);
+    for (const Matrix3& gradient : PositiveDeterminantGradients()) {
+      const Matrix9 reference =
+          JacobianFromJet(FixedCorotatedStress(SeededJetMatrix(gradient), lame));
+      const Matrix9 tangent = model->FirstPiolaStressDerivative(gradient, Matrix3::Identity());
+      EXPECT_LE(MaxAbs(tangent - reference), tolerance) << "F =\n" << gradient;
+      // Hessian of a hyperelastic energy: symmetric.
+      EXPECT_LE(MaxAbs(tangent - tangent.transpose()), tolerance) << "F =\n" << gradient;
+    }
+  }
+}
+
+TEST(MpmConstitutiveTest, FixedCorotatedIgnoresReferenceRotation) {
+  std::mt19937 generator(5);
+  const LameParameters lame = LameParameters::FromYoungsModulus(1e5, 0.4);
+  const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
+  const Matrix3 gradient = Matrix3::Identity() + RandomMatrix(generator, 0.3);
+  const Matrix3 reference_rotation = RandomRotation(generator);
+  EXPECT_EQ(model->EnergyDensity(gradient, Matrix3::Identity()),
+            model->EnergyDensity(gradient, reference_rotation));
+  EXPECT_EQ(model->FirstPiolaStress(gradient, Matrix3::Identity()),
+            model->FirstPiolaStress(gradient, reference_rotation));
+  EXPECT_EQ(model->FirstPiolaStressDerivative(gradient, Matrix3::Identity()),
+            model->FirstPiolaStressDerivative(gradient, reference_rotation));
+}
+
+// Inverted states (det F < 0) use the signed singular values, where the Newton reference
+// (which converges to an improper orthogonal factor) does not apply. Central differences
+// check them instead: with step h the error is ≤ h²/6 max|third derivative| + ε|f|/h.
+// For σ = (1.3, 0.9, −0.6) the third derivatives are O(μ_L/(σ₂+σ₃)²) ≈ 11 μ_L, so with
+// h = 1e-5 the error is about 2e-9 of the stress scale; 1e-7 keeps a margin of 50.
+TEST(MpmConstitutiveTest, FixedCorotatedInvertedStateMatchesCentralDifferences) {
+  std::mt19937 generator(29);
+  const LameParameters lame = LameParameters::FromYoungsModulus(1e5, 0.4);
+  const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
+  const double tolerance = 1e-7 * StressScale(lame);
+  constexpr double kStep = 1e-5;
+  for (int trial = 0; trial < 5; ++trial) {
+    const Matrix3 gradient = RandomRotation(generator) * Vector3(1.3, 0.9, -0.6).asDiagonal() *
+                             RandomRotation(generator).transpose();
+    ASSERT_LT(gradient.determinant(), 0.0);
+    const Matrix3 stress = model->FirstPiolaStress(gradient, Matrix3::Identity());
+    const Matrix9 tangent = model->FirstPiolaStressDerivative(gradient, Matrix3::Identity());
+    Matrix3 energy_difference;
+    Matrix9 stress_difference;
+    for (int k = 0; k < 9; ++k) {
+      Matrix3 forward = gradient, backward = gradient;
+      forward(k) += kStep;
+      backward(k) -= kStep;
+      energy_difference(k) = (model->EnergyDensity(forward, Matrix3::Identity()) -
+                              model->EnergyDensity(backward, Matrix3::Identity())) /
+                             (2.0 * kStep);
+      const Matrix3 stress_change = (model->FirstPiolaStress(forward, Matrix3::Identity()) -
+                                     model->FirstPiolaStress(backward, Matrix3::Identity())) /
+                                    (2.0 * kStep);
+      stress_difference.col(k) = Eigen::Map<const Vector9>(stress_change.data());
+    }
+    EXPECT_LE(MaxAbs(stress - energy_difference), tolerance);
+    EXPECT_LE(MaxAbs(tangent - stress_difference), tolerance);
+    EXPECT_LE(MaxAbs(tangent - tangent.transpose()), kAutodiffRelativeTolerance *
+                                                         StressScale(lame));
+  }
+}
+
+TEST(MpmConstitutiveTest, FixedCorotatedSmallStrainApproachesLinearElasticity) {
+  // F = I + ∇u: P = 2μ_L ε + λ tr(ε) I + O(|∇u|²) with ε = sym(∇u). With |∇u| ≤ 1e-4 the
+  // remainder is ≲ 10 (μ_L + λ)|∇u|², far below the first-order term's 1e-4 scale.
+  std::mt19937 generator(3);
+  const LameParameters lame = LameParameters::FromYoungsModulus(1e5, 0.4);
+  const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
+  constexpr double kAmplitude = 1e-4;
+  for (int trial = 0; trial < 5; ++trial) {
+    const Matrix3 displacement_gradient = RandomMatrix(generator, kAmplitude);
+    const Matrix3 strain = 0.5 * (displacement_gradient + displacement_gradient.transpose());
+    const Matrix3 linear = 2.0 * lame.shear_modulus * strain +
+                           lame.first_lame_parameter * strain.trace() * Matrix3::Identity();
+    const Matrix3 stress = model->FirstPiolaStress(
+        Matrix3::Identity() + displacement_gradient, Matrix3::Identity());
+    EXPECT_LE(MaxAbs(stress - linear), 10.0 * StressScale(lame) * kAmplitude * kAmplitude);
+  }
+}
+
+TEST(MpmConstitutiveTest, FixedCorotatedRotationIsStressFree) {
+  std::mt19937 generator(23);
+  const LameParameters lame = LameParameters::FromYoungsModulus(1e8, 0.2);
+  const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
+  for (int trial = 0; trial < 5; ++trial) {
+    const Matrix3 rotation = RandomRotation(generator);
+    // R is orthonormal to O(ε), so F − R and J − 1 are O(ε): P = O(10 ε (μ_L + λ)).
+    EXPECT_LE(MaxAbs(model->FirstPiolaStress(rotation, Matrix3::Identity())),
+              64.0 * kEpsilon * StressScale(lame));
+    EXPECT_LE(model->EnergyDensity(rotation, Matrix3::Identity()),
+              64.0 * kEpsilon * StressScale(lame));
+  }
+}
+
+// ---- Linear corotated ---------------------------------------------------------------
+
+// Reference rotations: identity, the polar rotation of F (the usual lagged state) and a
+// polar rotation perturbed by a small extra rotation, and an unrelated rotation.
+std::vector<Matrix3> ReferenceRotationsFor(const Matrix3& gradient, std::mt19937& generator) {
+  const Matrix3 polar_rotation = ComputePolarDecomposition(gradient).rotation;
+  const Matrix3 small_rotation =
+      Eigen::AngleAxisd(0.05, Vector3(1.0, 2.0, -1.0).normalized()).toRotationMatrix();
+  return {Matrix3::Identity(), polar_rotation, polar_rotation * small_rotation,
+          RandomRotation(generator)};
+}
+
+TEST(MpmConstitutiveTest, LinearCorotatedStressIsEnergyGradient) {
+  std::mt19937 generator(41);
+  for (const LameParameters& lame : TestLameParameters()) {
+    const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kLinearCorotated, lame);
+    const double tolerance = kAutodiffRelativeTolerance * StressScale(lame);
+    for (const Matrix3& gradient : PositiveDeterminantGradients()) {
+      for (const Matrix3& reference_rotation : ReferenceRotationsFor(gradient, generator)) {
+        const Jet9 energy =
+            LinearCorotatedEnergy(SeededJetMatrix(gradient), reference_rotation, lame);
+        EXPECT_LE(MaxAbs(model->FirstPiolaStress(gradient, reference_rotation) -
+                         GradientFromJet(energy)),
+                  tolerance);
+        EXPECT_NEAR(model->EnergyDensity(gradient, reference_rotation), energy.a, tolerance);
+      }
+    }
+  }
+}
+
+TEST(MpmConstitutiveTest, LinearCorotatedTangentIsStressJacobian) {
+  std::mt19937 generator(43);
+  for (const LameParameters& lame : TestLameParameters()) {
+    const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kLinearCorotated, lame);
+    const double tolerance = kAutodiffRelativeTolerance * StressScale(lame);
+    for (const Matrix3& gradient : PositiveDeterminantGradients()) {
+      for (const Matrix3& reference_rotation : ReferenceRotationsFor(gradient, generator)) {
+        const Matrix9 reference = JacobianFromJet(
+            LinearCorotatedStress(SeededJetMatrix(gradient), reference_rotation, lame));
+        const Matrix9 tangent = model->FirstPiolaStressDerivative(gradient, reference_rotation);
+        EXPECT_LE(MaxAbs(tangent - reference), tolerance);
+        EXPECT_LE(MaxAbs(tangent - tangent.transpose()), tolerance);
+        // Ψ is quadratic in F: the tangent does not depend on F for a fixed R0.
+        EXPECT_LE(MaxAbs(tangent - model->FirstPiolaStressDerivative(Matrix3::Identity(),
+                                                                     reference_rotation)),
+                  tolerance);
+      }
+    }
+  }
+}
+
+TEST(MpmConstitutiveTest, LinearCorotatedWithIdentityReferenceIsLinearElasticity) {
+  // With R0 = I, Ê = sym(F) − I = ε exactly, so P = 2μ_L ε + λ tr(ε) I. Forming F = I + ∇u
+  // rounds ∇u by ε, which moves P by ≲ 10 ε (μ_L + λ); 64 ε is the bound.
+  std::mt19937 generator(47);
+  const LameParameters lame = LameParameters::FromYoungsModulus(1e5, 0.4);
+  const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kLinearCorotated, lame);
+  for (int trial = 0; trial < 5; ++trial) {
+    const Matrix3 displacement_gradient = RandomMatrix(generator, 1e-3);
+    const Matrix3 strain = 0.5 * (displacement_gradient + displacement_gradient.transpose());
+    const Matrix3 linear = 2.0 * lame.shear_modulus * strain +
+                           lame.first_lame_parameter * strain.trace() * Matrix3::Identity();
+    const Matrix3 gradient = Matrix3::Identity() + displacement_gradient;
+    EXPECT_LE(MaxAbs(model->FirstPiolaStress(gradient, Matrix3::Identity()) - linear),
+              64.0 * kEpsilon * StressScale(lame));
+    const double linear_energy = lame.shear_modulus * strain.squaredNorm() +
+                                 0.5 * lame.first_lame_parameter * std::pow(strain.trace(), 2);
+    EXPECT_NEAR(model->EnergyDensity(gradient, Matrix3::Identity()), linear_energy,
+                64.0 * kEpsilon * StressScale(lame) * 1e-3);
+  }
+}
+
+TEST(MpmConstitutiveTest, LinearCorotatedReferenceRotationIsStressFree) {
+  std::mt19937 generator(53);
+  const LameParameters lame = LameParameters::FromYoungsModulus(1e8, 0.2);
+  const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kLinearCorotated, lame);
+  for (int trial = 0; trial < 5; ++trial) {
+    const Matrix3 rotation = RandomRotation(generator);
+    // R0ᵀR = I + O(ε), so Ê = O(ε) and P = O(10 ε (μ_L + λ)).
+    EXPECT_LE(MaxAbs(model->FirstPiolaStress(rotation, rotation)),
+              64.0 * kEpsilon * StressScale(lame));
+    EXPECT_LE(model->EnergyDensity(rotation, rotation), 64.0 * kEpsilon * StressScale(lame));
+  }
+}
+
+// ---- Lamé parameters, factory, material ---------------------------------------------
+
+TEST(MpmConstitutiveTest, LameConversionMatchesTabulatedValues) {
+  // Exact values: E = 1e8, ν = 0.2 → μ_L = 1e8/2.4 = 125e6/3, λ = 2e7/0.72 = 250e6/9.
+  const LameParameters ball = LameParameters::FromYoungsModulus(1e8, 0.2);
+  EXPECT_NEAR(ball.shear_modulus, 125e6 / 3.0, 4.0 * kEpsilon * ball.shear_modulus);
+  EXPECT_NEAR(ball.first_lame_parameter, 250e6 / 9.0, 4.0 * kEpsilon * 250e6 / 9.0);
+  // Rounded table values of spec-sap-qn §2.7 and spec-penalty-hybrid §1.9 (5 digits).
+  EXPECT_NEAR(ball.shear_modulus, 4.1667e7, 0.5e3);
+  EXPECT_NEAR(ball.first_lame_parameter, 2.7778e7, 0.5e3);
+  const LameParameters dough = LameParameters::FromYoungsModulus(1e5, 0.4);
+  EXPECT_NEAR(dough.shear_modulus, 35714.0, 0.5);
+  EXPECT_NEAR(dough.first_lame_parameter, 142857.0, 0.5);
+  const LameParameters tet = LameParameters::FromYoungsModulus(1e6, 0.45);
+  EXPECT_NEAR(tet.shear_modulus, 3.4483e5, 0.5e1);
+  EXPECT_NEAR(tet.first_lame_parameter, 3.1034e6, 0.5e2);
+
+  EXPECT_THROW(LameParameters::FromYoungsModulus(1e5, 0.5), std::invalid_argument);
+  EXPECT_THROW(LameParameters::FromYoungsModulus(1e5, -1.0), std::invalid_argument);
+  EXPECT_THROW(LameParameters::FromYoungsModulus(0.0, 0.3), std::invalid_argument);
+}
+
+TEST(MpmConstitutiveTest, ModelKindParsingAndFactory) {
+  for (const ConstitutiveModelKind kind :
+       {ConstitutiveModelKind::kFixedCorotated, ConstitutiveModelKind::kLinearCorotated}) {
+    ConstitutiveModelKind parsed = ConstitutiveModelKind::kFixedCorotated;
+    ASSERT_TRUE(ParseConstitutiveModelKind(ToString(kind), &parsed));
+    EXPECT_EQ(parsed, kind);
+    const auto model = MakeConstitutiveModel(kind, LameParameters::FromYoungsModulus(1e5, 0.3));
+    EXPECT_EQ(model->name(), ToString(kind));
+  }
+  EXPECT_EQ(ToString(ConstitutiveModelKind::kFixedCorotated), "fixed_corotated");
+  EXPECT_EQ(ToString(ConstitutiveModelKind::kLinearCorotated), "linear_corotated");
+  ConstitutiveModelKind untouched = ConstitutiveModelKind::kLinearCorotated;
+  EXPECT_FALSE(ParseConstitutiveModelKind("neo_hookean", &untouched));
+  EXPECT_FALSE(ParseConstitutiveModelKind("", &untouched));
+  EXPECT_EQ(untouched, ConstitutiveModelKind::kLinearCorotated);
+}
+
+TEST(MpmConstitutiveTest, MakeMaterialFillsDerivedQuantities) {
+  const Material ball =
+      MakeMaterial("ball", ConstitutiveModelKind::kLinearCorotated, 1000.0, 1e8, 0.2);
+  EXPECT_EQ(ball.name, "ball");
+  EXPECT_FALSE(ball.is_plastic());
+  EXPECT_NEAR(ball.lame.shear_modulus, 125e6 / 3.0, 4.0 * kEpsilon * ball.lame.shear_modulus);
+  ASSERT_NE(ball.constitutive_model, nullptr);
+  EXPECT_EQ(ball.constitutive_model->name(), "linear_corotated");
+  // c = sqrt((λ + 2μ_L)/ρ) = sqrt(1e8/0.9/1000) = 333.33 m/s (spec-sap-qn §2.7, E1).
+  EXPECT_NEAR(ball.DilatationalWaveSpeed(), std::sqrt(1e8 / 0.9 / 1000.0), 1e-12);
+
+  const Material dough =
+      MakeMaterial("dough", ConstitutiveModelKind::kFixedCorotated, 1000.0, 1e5, 0.4, 6000.0);
+  EXPECT_TRUE(dough.is_plastic());
+  EXPECT_EQ(dough.constitutive_model->name(), "fixed_corotated");
+  // Table value 14.6 m/s for E2 (3 digits).
+  EXPECT_NEAR(dough.DilatationalWaveSpeed(), 14.6, 0.05);
+
+  EXPECT_THROW(MakeMaterial("bad", ConstitutiveModelKind::kLinearCorotated, 0.0, 1e5, 0.3),
+               std::invalid_argument);
+  EXPECT_THROW(
+      MakeMaterial("bad", ConstitutiveModelKind::kLinearCorotated, 1000.0, 1e5, 0.3, -1.0),
+      std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace contactlab::mpm
