@@ -92,8 +92,9 @@ VonMisesReturnResult VonMisesReturnMap(const Matrix3& trial_elastic_deformation_
   const double radius = yield_stress_pa / (2.0 * shear_modulus_pa);  // [-]
 
   VonMisesReturnResult result;
-  if (deviatoric_norm <= radius || deviatoric_norm == 0.0) {
-    // Inside the cylinder (or purely hydrostatic): elastic, state unchanged.
+  if (deviatoric_norm <= radius) {
+    // Inside the cylinder: elastic, state unchanged. A purely hydrostatic S (zero
+    // deviatoric part, the guard of eq. 25) always lands here since r ≥ 0.
     result.elastic_deformation_gradient = trial;
     result.next_reference_rotation = trial_rotation;
     return result;
@@ -110,8 +111,11 @@ VonMisesReturnResult VonMisesReturnMap(const Matrix3& trial_elastic_deformation_
 
   // Solve ½(Q Ṽ + Ṽ Qᵀ) = S̃ for symmetric Ṽ, Q = R0ᵀR (seed 000 eq. 26), pivoted LU.
   const Matrix3 relative_rotation = reference_rotation.transpose() * trial_rotation;
+  // Eigen's rcond() estimate is only meaningful when no pivot fell below the rank
+  // threshold (for an exactly singular C it solves a reduced system and reports O(1)),
+  // so both checks are needed.
   const Eigen::FullPivLU<Matrix6> lu(SymmetricProductMatrix(relative_rotation));
-  if (lu.rcond() >= kMinimumReciprocalCondition) {
+  if (lu.isInvertible() && lu.rcond() >= kMinimumReciprocalCondition) {
     const Matrix3 projected_symmetric_factor =
         SymmetricFromUpperTriangle(lu.solve(UpperTriangleVector(projected_stretch)));
     // F̃^E = R Ṽ.

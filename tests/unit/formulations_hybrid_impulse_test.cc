@@ -1,0 +1,109 @@
+// hybrid_impulse: resting contact on a static plane, and momentum exchange with a free
+// rigid body.
+#include <gtest/gtest.h>
+
+#include "formulations/hybrid_impulse/hybrid_impulse.h"
+#include "mpm/sampling.h"
+
+namespace contactlab {
+namespace {
+
+using mpm::Vector3;
+
+// Adds a cube of MPM material with corner `low` and side `side`.
+void AddCube(World& world, const Vector3& low, double side, double density, double youngs_modulus,
+             const Vector3& velocity) {
+  mpm::SamplingOptions sampling;
+  sampling.grid_spacing = world.grid_spacing;
+  const int material = static_cast<int>(world.materials.size());
+  world.materials.push_back(
+      mpm::MakeMaterial("cube", mpm::ConstitutiveModelKind::kLinearCorotated, density, youngs_modulus, 0.3));
+  const auto positions = mpm::SampleSolid([](const Vector3&) { return -1.0; },
+                                          Eigen::AlignedBox3d(low, low + Vector3::Constant(side)), sampling);
+  mpm::AddSampledParticles(positions, sampling, density, velocity, material, world.particles);
+}
+
+double LowestParticle(const World& world) {
+  double lowest = std::numeric_limits<double>::infinity();
+  for (const Vector3& x : world.particles.position) lowest = std::min(lowest, x.z());
+  return lowest;
+}
+
+TEST(HybridImpulse, ElasticBlockRestsOnAStaticPlane) {
+  // A 0.2 m block (ρ = 500 kg/m³, E = 1e5 Pa) dropped from rest onto the plane z = 0.
+  World world;
+  world.grid_spacing = 0.05;
+  const double side = 0.2, density = 500.0, youngs_modulus = 1e5, gravity = 9.81;
+  AddCube(world, Vector3(0, 0, 0), side, density, youngs_modulus, Vector3::Zero());
+  world.bodies.push_back(rigid::MakeStaticBody(
+      "ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.5}}, rigid::Pose{}));
+  hybrid_impulse::HybridImpulseFormulation formulation({});
+  const double start_center = mpm::CenterOfMass(world.particles).z();
+  const double start_lowest = LowestParticle(world);
+
+  const double dt = 0.01;
+  std::vector<double> center_heights;
+  for (int step = 0; step < 100; ++step) {
+    formulation.Step(world, dt);
+    center_heights.push_back(mpm::CenterOfMass(world.particles).z());
+  }
+  // Static self-weight compression of a free column lowers the centre of mass by
+  // ρ g H² / (3E); a load applied at once can overshoot by a factor two. The bottom face
+  // itself should not move at all.
+  const double elastic_drop = density * gravity * side * side / (3.0 * youngs_modulus);
+  const double bound = 2.0 * elastic_drop;
+  const double final_center = center_heights.back();
+  std::printf("centre drop %.3e m (bound %.3e m), lowest particle %.3e -> %.3e m\n", start_center - final_center,
+              bound, start_lowest, LowestParticle(world));
+  EXPECT_LT(start_center - final_center, bound);
+  EXPECT_GT(LowestParticle(world), start_lowest - bound);
+  // Not sinking: over the last half second the centre moves less than the static drop.
+  EXPECT_LT(std::abs(center_heights[99] - center_heights[49]), elastic_drop);
+}
+
+// Total linear and angular momentum (about the origin) of particles and rigid bodies.
+std::pair<Vector3, Vector3> TotalMomentum(const World& world) {
+  Vector3 linear = mpm::LinearMomentum(world.particles);
+  Vector3 angular = mpm::AngularMomentum(world.particles, world.grid_spacing);
+  for (const rigid::RigidBody& body : world.bodies) {
+    linear += body.LinearMomentum();
+    angular += body.AngularMomentum();
+  }
+  return {linear, angular};
+}
+
+void ExpectMomentumExchange(const std::string& feedback, bool exact) {
+  // No gravity: an MPM cube at 1 m/s hits a free rigid box of equal mass off-centre.
+  World world;
+  world.gravity = Vector3::Zero();
+  world.grid_spacing = 0.025;
+  AddCube(world, Vector3(-0.16, -0.03, -0.05), 0.1, 1000.0, 1e5, Vector3(1.0, 0.0, 0.0));
+  world.bodies.push_back(rigid::MakeFreeBody(
+      "box", {rigid::Geometry{rigid::Shape::Box(rigid::Vector3(0.05, 0.05, 0.05)), rigid::Pose{}, 0.4}}, 1000.0,
+      rigid::Pose{}));
+  hybrid_impulse::HybridImpulseOptions options;
+  options.rigid_feedback = feedback;
+  hybrid_impulse::HybridImpulseFormulation formulation(options);
+  const auto [linear0, angular0] = TotalMomentum(world);
+  const double scale = linear0.norm();
+  for (int step = 0; step < 15; ++step) {
+    formulation.Step(world, 0.01);
+    const auto [linear, angular] = TotalMomentum(world);
+    if (exact) {
+      ASSERT_LT((linear - linear0).norm(), 1e-12 * scale) << "step " << step;
+      ASSERT_LT((angular - angular0).norm(), 1e-12 * scale) << "step " << step;
+    }
+  }
+  const auto [linear, angular] = TotalMomentum(world);
+  std::printf("%s: rigid momentum %.4f kg m/s, total linear drift %.3e, angular drift %.3e\n", feedback.c_str(),
+              world.bodies[0].LinearMomentum().x(), (linear - linear0).norm(), (angular - angular0).norm());
+  // The collision happened: the box took a substantial share of the momentum.
+  EXPECT_GT(world.bodies[0].LinearMomentum().x(), 0.3 * scale);
+}
+
+TEST(HybridImpulse, NodeImpulseFeedbackConservesMomentumToRoundOff) { ExpectMomentumExchange("node_impulse", true); }
+
+TEST(HybridImpulse, PerSampleFeedbackTransfersMomentum) { ExpectMomentumExchange("per_sample", false); }
+
+}  // namespace
+}  // namespace contactlab
