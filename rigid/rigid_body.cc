@@ -1,6 +1,5 @@
 #include "rigid/rigid_body.h"
 
-#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -28,7 +27,8 @@ void PrincipalAxisFlow(int axis, double duration, const Vector3& principal_momen
                        Vector3& body_momentum, Quaternion& principal_orientation) {
   const double angle = duration * body_momentum[axis] / principal_moments[axis];  // [rad]
   body_momentum = Eigen::AngleAxisd(-angle, Vector3::Unit(axis)) * body_momentum;
-  principal_orientation = principal_orientation * Quaternion(Eigen::AngleAxisd(angle, Vector3::Unit(axis)));
+  principal_orientation =
+      principal_orientation * Quaternion(Eigen::AngleAxisd(angle, Vector3::Unit(axis)));
 }
 
 }  // namespace
@@ -78,7 +78,8 @@ AlignedBox3 RigidBody::GeometryBounds(int geometry_index) const {
   // Bounding box of the eight transformed corners of the local bounding box.
   const AlignedBox3 local_bounds = shape.LocalBounds();
   const Pose world_pose = GeometryPose(geometry_index);
-  AlignedBox3 world_bounds;  // starts empty
+  AlignedBox3 world_bounds;
+  world_bounds.setEmpty();
   for (int corner = 0; corner < 8; ++corner) {
     const auto corner_type = static_cast<AlignedBox3::CornerType>(corner);
     world_bounds.extend(world_pose.TransformPoint(local_bounds.corner(corner_type)));

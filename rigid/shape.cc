@@ -16,8 +16,8 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Rejects non-positive or non-finite dimensions of a bounded shape.
 void RequirePositive(double value, const char* what) {
   if (!(value > 0.0) || !std::isfinite(value)) {
-    throw std::invalid_argument(std::string("Shape: ") + what + " must be positive and finite, got " +
-                                std::to_string(value));
+    throw std::invalid_argument(std::string("Shape: ") + what +
+                                " must be positive and finite, got " + std::to_string(value));
   }
 }
 

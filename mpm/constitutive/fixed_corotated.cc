@@ -1,6 +1,5 @@
 #include "mpm/constitutive/fixed_corotated.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "mpm/polar_decomposition.h"

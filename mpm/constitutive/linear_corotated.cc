@@ -22,7 +22,7 @@ double LinearCorotatedModel::EnergyDensity(const Matrix3& deformation_gradient,
 
 Matrix3 LinearCorotatedModel::FirstPiolaStress(const Matrix3& deformation_gradient,
                                                const Matrix3& reference_rotation) const {
-  // P = R0(2μ_L Ê + λ tr(Ê) I)  [Pa]; seed 000 eq. 20.
+  // P = R0(2μ_L Ê + λ tr(Ê) I)  [Pa]; seed 000 eq. 21.
   const Matrix3 strain = CorotatedStrain(deformation_gradient, reference_rotation);
   return reference_rotation * (2.0 * lame_.shear_modulus * strain +
                                lame_.first_lame_parameter * strain.trace() *

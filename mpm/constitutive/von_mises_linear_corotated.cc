@@ -1,7 +1,6 @@
 #include "mpm/constitutive/von_mises_linear_corotated.h"
 
 #include <array>
-#include <cmath>
 #include <stdexcept>
 #include <utility>
 
@@ -109,7 +108,8 @@ VonMisesReturnResult VonMisesReturnMap(const Matrix3& trial_elastic_deformation_
   const Matrix3 projected_stretch =
       eigenvectors * projected_sigma.asDiagonal() * eigenvectors.transpose();
 
-  // Solve ½(Q Ṽ + Ṽ Qᵀ) = S̃ for symmetric Ṽ, Q = R0ᵀR (seed 000 eq. 26), pivoted LU.
+  // Step 4 (continued): solve ½(Q Ṽ + Ṽ Qᵀ) = S̃ for symmetric Ṽ, Q = R0ᵀR (seed 000
+  // eq. 26), with a fully pivoted LU.
   const Matrix3 relative_rotation = reference_rotation.transpose() * trial_rotation;
   // Eigen's rcond() estimate is only meaningful when no pivot fell below the rank
   // threshold (for an exactly singular C it solves a reduced system and reports O(1)),

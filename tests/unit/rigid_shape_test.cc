@@ -279,6 +279,7 @@ int ExpectNormalIsGradient(const Shape& shape, const Pose& pose,
   }
   return checked;
 }
+
 // ---- Half-space ------------------------------------------------------------------------
 
 TEST(RigidShapeTest, HalfSpaceDistanceIsHeightAndNormalIsUp) {
@@ -417,17 +418,19 @@ TEST(RigidShapeTest, PosedBoxThroughPose) {
   const auto world_normal = [&](const Vector3& world_point) -> Vector3 {
     return pose.orientation * box.OutwardNormal(pose.InverseTransformPoint(world_point));
   };
+  // Values agree to a few ulps of the world coordinates (|x| < 6 m).
+  const double round_off = 8 * kEpsilon * 6.0;
   // 3 m along world y from the centre is 1 m beyond the local +x face.
-  EXPECT_NEAR(world_distance(Vector3(1.0, 5.0, 3.0)), 1.0, 8 * kEpsilon);
-  EXPECT_NEAR((world_normal(Vector3(1.0, 5.0, 3.0)) - Vector3::UnitY()).norm(), 0.0,
-              8 * kEpsilon);
-  // Beyond the local (+x, +y) edge by (0.3, 0.4): world offset R (2.3, 1.4, 0) = (−1.4, 2.3, 0).
+  EXPECT_NEAR(world_distance(Vector3(1.0, 5.0, 3.0)), 1.0, round_off);
+  EXPECT_NEAR((world_normal(Vector3(1.0, 5.0, 3.0)) - Vector3::UnitY()).norm(), 0.0, round_off);
+  // Beyond the local (+x, +y) edge by (0.3, 0.4): world offset R (2.3, 1.4, 0) = (−1.4, 2.3, 0);
+  // the normal is the offset (0.3, 0.4)/0.5 rotated, with round-off amplified by |x|/φ.
   const Vector3 edge_point = Vector3(1.0, 2.0, 3.0) + Vector3(-1.4, 2.3, 0.0);
-  EXPECT_NEAR(world_distance(edge_point), 0.5, 8 * kEpsilon * 5.0);
+  EXPECT_NEAR(world_distance(edge_point), 0.5, round_off);
   EXPECT_NEAR((world_normal(edge_point) - Vector3(-0.8, 0.6, 0.0)).norm(), 0.0,
-              8 * kEpsilon * 10.0);
-  // Inside, 0.1 m below the local −z face... i.e. 0.4 m above world z = 2.5.
-  EXPECT_NEAR(world_distance(Vector3(1.0, 2.0, 2.6)), -0.1, 8 * kEpsilon * 4.0);
+              round_off / 0.5);
+  // World z = 2.6 on the axis is 0.1 m inside the local −z face (at world z = 2.5).
+  EXPECT_NEAR(world_distance(Vector3(1.0, 2.0, 2.6)), -0.1, round_off);
   EXPECT_EQ(world_normal(Vector3(1.0, 2.0, 2.6)), -Vector3::UnitZ());
 }
 
