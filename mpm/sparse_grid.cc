@@ -47,13 +47,21 @@ void SparseGrid::StencilNodes(int particle_block, const NodeCoordinate& base_nod
   // The stencil spans at most two blocks per axis, cached per particle block by Rebuild.
   const NodeCoordinate base_block = BlockOf(base_node);
   const std::array<int, 8>& neighbors = particle_block_neighbors_[particle_block];
+  // Per axis and offset: which of the two blocks (0/1) and the local index inside it.
+  int block_step[3][3], local[3][3];
+  for (int axis = 0; axis < 3; ++axis) {
+    for (int offset = 0; offset < 3; ++offset) {
+      const int node = base_node[axis] + offset;
+      block_step[axis][offset] = (node >> 2) - base_block[axis];
+      local[axis][offset] = node & 3;
+    }
+  }
   for (int c = 0; c < 3; ++c) {
     for (int b = 0; b < 3; ++b) {
       for (int a = 0; a < 3; ++a) {
-        const NodeCoordinate node = base_node + NodeCoordinate(a, b, c);
-        const NodeCoordinate block = BlockOf(node) - base_block;
+        const int block = neighbors[block_step[0][a] + 2 * block_step[1][b] + 4 * block_step[2][c]];
         nodes[a + 3 * b + 9 * c] =
-            neighbors[block.x() + 2 * block.y() + 4 * block.z()] * kNodesPerBlock + LocalIndex(node);
+            block * kNodesPerBlock + local[0][a] + kBlockWidth * (local[1][b] + kBlockWidth * local[2][c]);
       }
     }
   }

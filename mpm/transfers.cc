@@ -31,13 +31,20 @@ void ParticleToGrid(const Particles& particles, const std::vector<Material>& mat
     }
     const Vector3 particle_momentum = particle_mass * particles.velocity[p];
 
+    // Node (a, b, c) receives w·(m v + A (x_i − x_p)) with x_i − x_p = d₀ + h (a, b, c):
+    // the affine term grows by h·A e_k per node along axis k, so it is built incrementally.
+    const Vector3 corner_momentum = particle_momentum + affine * stencil.base_offset;
+    const Matrix3 affine_step = spacing * affine;
     for (int c = 0; c < 3; ++c) {
+      const Vector3 momentum_c = corner_momentum + c * affine_step.col(2);
       for (int b = 0; b < 3; ++b) {
+        const Vector3 momentum_bc = momentum_c + b * affine_step.col(1);
+        const double weight_bc = stencil.weight[1][b] * stencil.weight[2][c];
         for (int a = 0; a < 3; ++a) {
-          const double weight = stencil.Weight(a, b, c);
+          const double weight = stencil.weight[0][a] * weight_bc;
           const int node = nodes[a + 3 * b + 9 * c];
           grid.mass[node] += weight * particle_mass;
-          grid.momentum[node] += weight * (particle_momentum + affine * stencil.NodeOffset(a, b, c, spacing));
+          grid.momentum[node] += weight * (momentum_bc + a * affine_step.col(0));
         }
       }
     }
@@ -62,19 +69,27 @@ void GridToParticle(const SparseGrid& grid, double dt, Particles& particles) {
     std::array<int, 27> nodes;
     grid.StencilNodes(particle_block, stencil.base_node, nodes);
 
-    // Gather velocity and the APIC affine matrix B_p = Σ w v_i (x_i − x_p)ᵀ.
+    // Gather v_p = Σ w v_i and B_p = Σ w v_i (x_i − x_p)ᵀ. With x_i − x_p = d₀ + h (a, b, c),
+    // B_p = v_p d₀ᵀ + h [Σ w a v_i, Σ w b v_i, Σ w c v_i], accumulated row by row along x.
     Vector3 velocity = Vector3::Zero();
-    Matrix3 affine_moment = Matrix3::Zero();
+    Vector3 moment_a = Vector3::Zero(), moment_b = Vector3::Zero(), moment_c = Vector3::Zero();
     for (int c = 0; c < 3; ++c) {
       for (int b = 0; b < 3; ++b) {
-        for (int a = 0; a < 3; ++a) {
-          const double weight = stencil.Weight(a, b, c);
-          const Vector3& node_velocity = grid.velocity[nodes[a + 3 * b + 9 * c]];
-          velocity += weight * node_velocity;
-          affine_moment += (weight * node_velocity) * stencil.NodeOffset(a, b, c, spacing).transpose();
-        }
+        const int* row = &nodes[3 * b + 9 * c];
+        const Vector3 weighted_1 = stencil.weight[0][1] * grid.velocity[row[1]];
+        const Vector3 weighted_2 = stencil.weight[0][2] * grid.velocity[row[2]];
+        const Vector3 row_sum = stencil.weight[0][0] * grid.velocity[row[0]] + weighted_1 + weighted_2;
+        const double weight_bc = stencil.weight[1][b] * stencil.weight[2][c];
+        velocity += weight_bc * row_sum;
+        moment_a += weight_bc * (weighted_1 + 2.0 * weighted_2);
+        moment_b += (b * weight_bc) * row_sum;
+        moment_c += (c * weight_bc) * row_sum;
       }
     }
+    Matrix3 affine_moment = velocity * stencil.base_offset.transpose();
+    affine_moment.col(0) += spacing * moment_a;
+    affine_moment.col(1) += spacing * moment_b;
+    affine_moment.col(2) += spacing * moment_c;
     const Matrix3 affine_velocity = inverse_inertia * affine_moment;
 
     // Deformation update with the MLS velocity gradient, then advection.
