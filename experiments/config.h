@@ -17,7 +17,7 @@ void ApplyTomlFile(const std::string& path, ParameterSet& parameters);
 void ApplyOverrides(const std::vector<std::string>& assignments, ParameterSet& parameters);
 
 // The resolved configuration as TOML: scenario and formulation names as comments, top-level
-// keys first, then one table per dotted prefix. Reals print with 17 significant digits so
+// keys first, then one table per dotted prefix. Reals print in their shortest exact form, so
 // the text reproduces the run exactly.
 std::string ToToml(const ParameterSet& parameters, const std::string& scenario,
                    const std::string& formulation);

@@ -1,6 +1,7 @@
 #include "formulations/parameters.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -23,10 +24,10 @@ bool AsReal(const ParameterValue& value, double* real) {
 }
 
 std::string FormatReal(double value) {
-  std::ostringstream stream;
-  stream.precision(17);
-  stream << value;
-  std::string text = stream.str();
+  // Shortest text that reads back to the same double.
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  std::string text(buffer, result.ptr);
   // Keep reals recognizable as reals in TOML ("1" would read back as an integer).
   if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
   return text;
