@@ -445,7 +445,9 @@ TEST(RigidShapeTest, PosedGeometryNormalIsWorldGradientAndSamplesLieOnSurface) {
       {Shape::Cylinder(0.25, 0.4), CylinderFeatures(0.25, 0.4)},
   };
   unsigned seed = 41;
-  for (const auto& [shape, features] : cases) {
+  for (const auto& shape_and_features : cases) {
+    const Shape& shape = shape_and_features.first;
+    const std::vector<Vector3>& features = shape_and_features.second;
     const Vector3 extent = shape.LocalBounds().max();
     const double size = extent.maxCoeff();
     const auto world_distance = [&](const Vector3& world_point) {
