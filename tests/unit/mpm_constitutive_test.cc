@@ -312,8 +312,10 @@ TEST(MpmConstitutiveTest, FixedCorotatedInvertedStateMatchesCentralDifferences) 
 }
 
 TEST(MpmConstitutiveTest, FixedCorotatedSmallStrainApproachesLinearElasticity) {
-  // F = I + ∇u: P = 2μ_L ε + λ tr(ε) I + O(|∇u|²) with ε = sym(∇u). With |∇u| ≤ 1e-4 the
-  // remainder is ≲ 10 (μ_L + λ)|∇u|², far below the first-order term's 1e-4 scale.
+  // F = I + ∇u: P = 2μ_L ε + λ tr(ε) I + O(a²) with ε = sym(∇u) and a = max|∇u_ij|. Per
+  // entry the second-order remainder is bounded by λ|J − 1||cof F − I| ≤ λ(3a)(4a), the
+  // second invariant in J − 1 (≤ 9λa²) and 2μ_L|F − R − ε| (a few μ_L a²): below
+  // 30 (μ_L + λ) a² = 3e-7 (μ_L + λ) for a = 1e-4, against first-order terms of ~1e-4 (μ_L + λ).
   std::mt19937 generator(3);
   const LameParameters lame = LameParameters::FromYoungsModulus(1e5, 0.4);
   const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
@@ -325,7 +327,7 @@ TEST(MpmConstitutiveTest, FixedCorotatedSmallStrainApproachesLinearElasticity) {
                            lame.first_lame_parameter * strain.trace() * Matrix3::Identity();
     const Matrix3 stress = model->FirstPiolaStress(
         Matrix3::Identity() + displacement_gradient, Matrix3::Identity());
-    EXPECT_LE(MaxAbs(stress - linear), 10.0 * StressScale(lame) * kAmplitude * kAmplitude);
+    EXPECT_LE(MaxAbs(stress - linear), 30.0 * StressScale(lame) * kAmplitude * kAmplitude);
   }
 }
 
@@ -396,7 +398,8 @@ TEST(MpmConstitutiveTest, LinearCorotatedTangentIsStressJacobian) {
 
 TEST(MpmConstitutiveTest, LinearCorotatedWithIdentityReferenceIsLinearElasticity) {
   // With R0 = I, Ê = sym(F) − I = ε exactly, so P = 2μ_L ε + λ tr(ε) I. Forming F = I + ∇u
-  // rounds ∇u by ε, which moves P by ≲ 10 ε (μ_L + λ); 64 ε is the bound.
+  // rounds ∇u by machine epsilon, which moves P by ≲ 10 eps (μ_L + λ) and Ψ by
+  // ≲ 10 eps (μ_L + λ)|ε|; 64 eps is the bound.
   std::mt19937 generator(47);
   const LameParameters lame = LameParameters::FromYoungsModulus(1e5, 0.4);
   const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kLinearCorotated, lame);

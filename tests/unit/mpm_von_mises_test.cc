@@ -215,7 +215,8 @@ TEST(MpmVonMisesTest, NearlySingularRelativeRotationStillSolvesExactly) {
   std::mt19937 generator(131);
   constexpr double kRadius = 0.05;
   const Matrix3 reference_rotation = RandomRotation(generator);
-  const Matrix3 relative_rotation = RotationAboutRandomAxis(generator, std::numbers::pi / 2.0 - 1e-3);
+  const Matrix3 relative_rotation =
+      RotationAboutRandomAxis(generator, std::numbers::pi / 2.0 - 1e-3);
   const Matrix3 trial =
       reference_rotation * relative_rotation * Vector3(1.2, 1.0, 0.7).asDiagonal();
   const VonMisesReturnResult result = VonMisesReturnMap(
