@@ -55,7 +55,7 @@ def plot(runs, out):
     mus = sorted({run.params["mu"] for run in runs})
     angles = {run.params.get("slope_angle_deg") for run in runs}
 
-    fig, axes = plt.subplots(1, len(formulations), figsize=(5.0 * len(formulations), 4.2),
+    fig, axes = plt.subplots(1, len(formulations), figsize=(max(7.0, 5.0 * len(formulations)), 4.6),
                              sharey=True, squeeze=False)
     for ax, formulation in zip(axes[0], formulations):
         unit = "m"
@@ -80,7 +80,7 @@ def plot(runs, out):
     title = "Ball on slope: numeric (markers) vs analytic (dashed)"
     if len(angles) == 1 and None not in angles:
         title += f", θ = {angles.pop():g}°"
-    fig.suptitle(title)
+    fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     fig.savefig(out, dpi=150)
     plt.close(fig)
