@@ -1,5 +1,7 @@
 // hybrid_impulse: resting contact on a static plane, and momentum exchange with a free
 // rigid body.
+#include <omp.h>
+
 #include <gtest/gtest.h>
 
 #include "formulations/hybrid_impulse/hybrid_impulse.h"
@@ -72,8 +74,8 @@ std::pair<Vector3, Vector3> TotalMomentum(const World& world) {
   return {linear, angular};
 }
 
-void ExpectMomentumExchange(const std::string& feedback, bool exact) {
-  // No gravity: an MPM cube at 1 m/s hits a free rigid box of equal mass off-centre.
+// No gravity: an MPM cube at 1 m/s hits a free rigid box of equal mass off-centre.
+World CubeHitsBox() {
   World world;
   world.gravity = Vector3::Zero();
   world.grid_spacing = 0.025;
@@ -81,6 +83,11 @@ void ExpectMomentumExchange(const std::string& feedback, bool exact) {
   world.bodies.push_back(rigid::MakeFreeBody(
       "box", {rigid::Geometry{rigid::Shape::Box(rigid::Vector3(0.05, 0.05, 0.05)), rigid::Pose{}, 0.4}}, 1000.0,
       rigid::Pose{}));
+  return world;
+}
+
+void ExpectMomentumExchange(const std::string& feedback, bool exact) {
+  World world = CubeHitsBox();
   hybrid_impulse::HybridImpulseOptions options;
   options.rigid_feedback = feedback;
   hybrid_impulse::HybridImpulseFormulation formulation(options);
@@ -104,6 +111,28 @@ void ExpectMomentumExchange(const std::string& feedback, bool exact) {
 TEST(HybridImpulse, NodeImpulseFeedbackConservesMomentumToRoundOff) { ExpectMomentumExchange("node_impulse", true); }
 
 TEST(HybridImpulse, PerSampleFeedbackTransfersMomentum) { ExpectMomentumExchange("per_sample", false); }
+
+TEST(HybridImpulse, ThreadCountDoesNotChangeTheResult) {
+  // Fixed-chunk reductions and a serial exchange: 1 and 2 threads agree bit for bit.
+  std::vector<World> results;
+  for (const int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    World world = CubeHitsBox();
+    world.gravity = Vector3(0.0, 0.0, -9.81);
+    world.bodies.push_back(rigid::MakeStaticBody(
+        "ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.5}},
+        rigid::Pose{Vector3(0.0, 0.0, -0.06), rigid::Quaternion::Identity()}));
+    hybrid_impulse::HybridImpulseFormulation formulation({});
+    for (int step = 0; step < 10; ++step) formulation.Step(world, 0.01);
+    results.push_back(std::move(world));
+  }
+  for (std::size_t p = 0; p < results[0].particles.size(); ++p) {
+    ASSERT_EQ(results[0].particles.position[p], results[1].particles.position[p]) << "particle " << p;
+    ASSERT_EQ(results[0].particles.velocity[p], results[1].particles.velocity[p]) << "particle " << p;
+  }
+  EXPECT_EQ(results[0].bodies[0].pose.position, results[1].bodies[0].pose.position);
+  EXPECT_EQ(results[0].bodies[0].angular_velocity, results[1].bodies[0].angular_velocity);
+}
 
 }  // namespace
 }  // namespace contactlab
