@@ -6,17 +6,21 @@ from collections import namedtuple
 
 __all__ = ["DemoRow", "demo_table", "format_table", "format_demo_table", "print_demo_table"]
 
-DemoRow = namedtuple("DemoRow", "formulation mu regime max_rel_error wall_s")
-DEMO_HEADER = ("formulation", "mu", "regime", "max rel. error", "wall time [s]")
+DemoRow = namedtuple("DemoRow", "formulation mu regime max_rel_error spin_ratio expected_spin_ratio wall_s")
+DEMO_HEADER = ("formulation", "mu", "regime", "max rel. error", "spin wr/v", "expected", "wall time [s]")
 
 
 def demo_table(runs):
-    """One row per run, in the order given: (formulation, mu, regime, max_rel_error, wall_s).
+    """One row per run, in the order given: (formulation, mu, regime, max_rel_error,
+    spin_ratio, expected_spin_ratio, wall_s).
 
-    ``mu`` comes from /params, the rest from /summary; a value the run lacks is None.
+    ``mu`` comes from /params, the rest from /summary; a value the run lacks is None. The
+    spin ratio ωr/v at the end of the run tells rolling (1) from slipping (2.5μcosθ/(sinθ −
+    μcosθ)) independently of the displacement, which is nearly the same for μ = 0.3.
     """
     return [DemoRow(run.formulation, run.params.get("mu"), run.summary.get("regime"),
-                    run.summary.get("max_rel_error"), run.summary.get("wall_s"))
+                    run.summary.get("max_rel_error"), run.summary.get("final_spin_ratio"),
+                    run.summary.get("expected_spin_ratio"), run.summary.get("wall_s"))
             for run in runs]
 
 
@@ -42,7 +46,7 @@ def format_table(header, rows, specs):
 
 def format_demo_table(rows):
     """The demo table as aligned plain text."""
-    return format_table(DEMO_HEADER, rows, ("", "g", "", ".3e", ".2f"))
+    return format_table(DEMO_HEADER, rows, ("", "g", "", ".3e", ".3f", ".3f", ".2f"))
 
 
 def print_demo_table(runs, file=None):

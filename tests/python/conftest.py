@@ -94,6 +94,8 @@ def write_run(path, *, scenario="ball_on_slope", formulation="hybrid_impulse", m
         if scenario == "ball_on_slope":
             s.attrs["max_rel_error"] = 1.0e-3
             s.attrs["regime"] = regime
+            s.attrs["final_spin_ratio"] = 0.5
+            s.attrs["expected_spin_ratio"] = 1.0
     return Path(path)
 
 

@@ -50,7 +50,8 @@ def test_every_accessor(make_run, fixed_length_strings):
     assert run.config_text.startswith('scenario = "ball_on_slope"\n')
     assert "mu = 0.2\n" in run.config_text
     assert run.summary == {"steps": 100, "wall_s": 1.5, "status": "ok", "message": "",
-                           "max_rel_error": 1.0e-3, "regime": "slip"}
+                           "max_rel_error": 1.0e-3, "regime": "slip", "final_spin_ratio": 0.5,
+                           "expected_spin_ratio": 1.0}
 
     assert run.series_names() == ["com_displacement", "com_velocity"]
     assert run.analytic_names() == ["com_displacement"]
@@ -125,15 +126,16 @@ def test_demo_table_rows(make_run, capsys):
                       make_run("c.h5", scenario="drop_cube", mu=0.5)])
     rows = demo_table(runs)
     assert [tuple(row) for row in rows] == [
-        ("hybrid_impulse", 0.0, "slip", 1.0e-3, 1.5),
-        ("sap", 0.6, "roll", 1.0e-3, 12.25),
-        ("hybrid_impulse", 0.5, None, None, 1.5)]
+        ("hybrid_impulse", 0.0, "slip", 1.0e-3, 0.5, 1.0, 1.5),
+        ("sap", 0.6, "roll", 1.0e-3, 0.5, 1.0, 12.25),
+        ("hybrid_impulse", 0.5, None, None, None, None, 1.5)]
     assert rows[0].max_rel_error == 1.0e-3
     lines = format_demo_table(rows).splitlines()
-    assert lines[0].split() == ["formulation", "mu", "regime", "max", "rel.", "error", "wall",
-                                "time", "[s]"]
-    assert lines[2].split() == ["hybrid_impulse", "0", "slip", "1.000e-03", "1.50"]
-    assert lines[4].split() == ["hybrid_impulse", "0.5", "-", "-", "1.50"]
+    assert lines[0].split() == ["formulation", "mu", "regime", "max", "rel.", "error", "spin",
+                                "wr/v", "expected", "wall", "time", "[s]"]
+    assert lines[2].split() == ["hybrid_impulse", "0", "slip", "1.000e-03", "0.500", "1.000",
+                                "1.50"]
+    assert lines[4].split() == ["hybrid_impulse", "0.5", "-", "-", "-", "-", "1.50"]
     assert len({len(line) for line in lines[:4]}) == 1  # aligned
     print_demo_table(runs)
     assert "note: a.h5: diverged: blew up" in capsys.readouterr().out
@@ -149,7 +151,7 @@ def test_demo_report_cli(tmp_path, make_run):
     result = _module("analysis.demo_report", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[2].split() == ["hybrid_impulse", "0.3", "roll",
-                                                     "1.000e-03", "1.50"]
+                                                     "1.000e-03", "0.500", "1.000", "1.50"]
 
 
 def test_figure_from_two_runs(tmp_path, make_run):
