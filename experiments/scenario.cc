@@ -1,6 +1,8 @@
 #include "experiments/scenario.h"
 
 #include "experiments/scenarios/ball_on_slope.h"
+#include "experiments/scenarios/close_lift_shake.h"
+#include "experiments/scenarios/squeezed_cube.h"
 
 namespace contactlab::experiments {
 
@@ -8,6 +10,8 @@ const std::vector<ScenarioInfo>& RegisteredScenarios() {
   // Every scenario of the project, in the order `contactlab list` prints them.
   static const std::vector<ScenarioInfo> registry = {
       BallOnSlopeInfo(),
+      SqueezedCubeInfo(),
+      CloseLiftShakeInfo(),
   };
   return registry;
 }

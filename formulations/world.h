@@ -1,11 +1,14 @@
 #pragma once
 // The physical state a formulation advances: MPM particles and their materials, rigid
-// bodies, gravity and time. Formulations own only scratch state (grids, factorizations,
-// attachments); everything a scenario observes lives here.
+// bodies, an optional articulated multibody tree, gravity and time. Formulations own only
+// scratch state (grids, factorizations, attachments); everything a scenario observes lives
+// here.
+#include <string>
 #include <vector>
 
 #include "mpm/material.h"
 #include "mpm/particles.h"
+#include "rigid/multibody.h"
 #include "rigid/rigid_body.h"
 
 namespace contactlab {
@@ -16,7 +19,21 @@ struct World {
   double grid_spacing = 0.0;                              // h [m]
   mpm::Particles particles;
   std::vector<mpm::Material> materials;                   // indexed by particle material id
+  // Every rigid body contact code sees, articulated links included (motion kArticulated,
+  // mirrored from `multibody` by SyncArticulatedBodies).
   std::vector<rigid::RigidBody> bodies;
+  rigid::MultibodyTree multibody;
 };
+
+// Adds a link to world.multibody and its mirror body to world.bodies. Geometries are given
+// in a frame G of the link; mass, centre of mass and inertia come from `density` [kg/m³],
+// the link frame is placed at the centre of mass (axes of G), and joint.frame_on_child is
+// read in G and moved to the link frame. Returns the index in world.bodies.
+int AddArticulatedBody(World& world, const std::string& name, std::vector<rigid::Geometry> geometries,
+                       double density, rigid::JointSpec joint);
+
+// Copies every link's pose and spatial velocity from world.multibody into its mirror body
+// (after multibody.UpdateKinematics()).
+void SyncArticulatedBodies(World& world);
 
 }  // namespace contactlab

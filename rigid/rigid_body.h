@@ -1,10 +1,13 @@
 #pragma once
 // Rigid bodies: mass properties from geometry and density, a quaternion pose, a spatial
 // velocity (linear velocity of the centre of mass and angular velocity, both in world),
-// and constant applied loads. Three kinds of motion:
-//   static    — never moves (slopes, tables); infinite mass for every formulation;
-//   kinematic — follows a prescribed trajectory (pose and velocity as functions of time);
-//   free      — Newton–Euler dynamics with the gyroscopic term.
+// and constant applied loads. Four kinds of motion:
+//   static      — never moves (slopes, tables); infinite mass for every formulation;
+//   kinematic   — follows a prescribed trajectory (pose and velocity as functions of time);
+//   free        — Newton–Euler dynamics with the gyroscopic term;
+//   articulated — a link of a MultibodyTree (rigid/multibody.h); the tree owns its state and
+//                 dynamics, and this body mirrors the link's pose and velocity so that
+//                 contact code treats every body alike.
 // The body frame has its origin at the centre of mass. Every body carries the offset of its
 // velocities in a generalized velocity vector (six per free body) so that formulations can
 // assemble global systems; joints will later replace the free-body block.
@@ -17,7 +20,7 @@
 
 namespace contactlab::rigid {
 
-enum class BodyMotion { kStatic, kKinematic, kFree };
+enum class BodyMotion { kStatic, kKinematic, kFree, kArticulated };
 
 // A shape attached to a body at a fixed pose in the body frame.
 struct Geometry {
@@ -47,14 +50,18 @@ struct RigidBody {
   std::vector<Geometry> geometries;
   KinematicTrajectory trajectory;                 // kinematic bodies only
   int velocity_offset = -1;                       // first generalized velocity, -1 if none
+  int tree_link = -1;                             // articulated bodies: link in the MultibodyTree
 
   bool is_free() const { return motion == BodyMotion::kFree; }
+  // Free and articulated bodies respond to contact; static and kinematic ones do not.
+  bool has_finite_mass() const { return is_free() || motion == BodyMotion::kArticulated; }
   Matrix3 WorldInertia() const;
   Matrix3 WorldInverseInertia() const;
   // Velocity of the material point of this body currently at `world_point`.
   Vector3 PointVelocity(const Vector3& world_point) const;
   // Changes the velocity of a free body by an impulse [N s] applied at a world point.
-  // Static and kinematic bodies are unaffected.
+  // Static and kinematic bodies are unaffected; articulated ones take impulses through
+  // MultibodyTree::GeneralizedImpulse.
   void ApplyImpulse(const Vector3& impulse, const Vector3& world_point);
   Vector3 LinearMomentum() const;                 // [kg m/s]
   Vector3 AngularMomentum() const;                // about the world origin [kg m²/s]

@@ -83,7 +83,7 @@ void HybridImpulseFormulation::PrepareCollisionSamples(const World& world) {
   samples_.assign(world.bodies.size(), CollisionSamples{});
   for (std::size_t b = 0; b < world.bodies.size(); ++b) {
     const rigid::RigidBody& body = world.bodies[b];
-    if (!body.is_free()) continue;
+    if (!body.has_finite_mass()) continue;
     CollisionSamples& samples = samples_[b];
     for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
       const rigid::Geometry& geometry = body.geometries[g];
@@ -104,7 +104,7 @@ void HybridImpulseFormulation::PrepareCollisionSamples(const World& world) {
       }
     }
     if (samples.position_in_body.empty()) {
-      throw InputError("hybrid_impulse: free body '" + body.name + "' has no surface samples");
+      throw InputError("hybrid_impulse: body '" + body.name + "' has no surface samples");
     }
     // Each collision particle carries an equal share of the body mass (thesis §6.2).
     samples.sample_mass = body.mass / static_cast<double>(samples.position_in_body.size());
@@ -145,7 +145,7 @@ void HybridImpulseFormulation::ApplyInfiniteMassBoundaries(const World& world,
       const Vector3 node_position = grid_.NodePosition(node);
       for (int b = 0; b < body_count; ++b) {
         const rigid::RigidBody& body = world.bodies[b];
-        if (body.is_free()) continue;
+        if (body.has_finite_mass()) continue;
         for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
           if (!boxes[b][g].contains(node_position)) continue;
           const contact::GeometryQuery query = contact::QueryGeometry(body, g, node_position);
@@ -171,19 +171,44 @@ void HybridImpulseFormulation::ApplyInfiniteMassBoundaries(const World& world,
   }
 }
 
-void HybridImpulseFormulation::ExchangeWithFreeBody(const World& world, int body_index, double dt,
-                                                    BodyImpulse& impulse) {
+std::vector<HybridImpulseFormulation::PredictedMotion> HybridImpulseFormulation::PredictRigidMotion(
+    const World& world, double dt) const {
+  std::vector<PredictedMotion> motions(world.bodies.size());
+  // Articulated links: one explicit step of the tree's free motion, v* = v + dt M⁻¹(τ − C),
+  // mapped to each link (plus the motion of prescribed joints).
+  const rigid::MultibodyTree& tree = world.multibody;
+  rigid::VectorX tree_velocity;
+  if (tree.num_links() > 0) {
+    tree_velocity = tree.velocities() + dt * tree.ForwardDynamics(tree.ActuationForces(), world.gravity);
+  }
+  for (std::size_t b = 0; b < world.bodies.size(); ++b) {
+    const rigid::RigidBody& body = world.bodies[b];
+    PredictedMotion& motion = motions[b];
+    if (body.is_free()) {
+      // Spec §3.6 step 1: gravity and applied force; the angular velocity as is.
+      motion.linear = body.linear_velocity + dt * (world.gravity + body.applied_force / body.mass);
+      motion.angular = body.angular_velocity;
+    } else if (body.tree_link >= 0) {
+      const rigid::SpatialJacobian jacobian = tree.LinkJacobian(body.tree_link);
+      const rigid::SpatialVector prescribed =
+          tree.link_spatial_velocity(body.tree_link) - jacobian * tree.velocities();
+      const rigid::SpatialVector predicted = jacobian * tree_velocity + prescribed;
+      motion.angular = predicted.head<3>();
+      motion.linear = predicted.tail<3>();
+    }
+  }
+  return motions;
+}
+
+void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_index,
+                                                const PredictedMotion& motion, BodyImpulse& impulse) {
   const rigid::RigidBody& body = world.bodies[body_index];
   const CollisionSamples& samples = samples_[body_index];
   const Matrix3 rotation = body.pose.rotation();
   const Vector3& center = body.pose.position;
   const double spacing = grid_.spacing();
-  // Rigid predictor (spec §3.6 step 1): gravity and applied force, angular velocity as is.
-  const Vector3 predicted_velocity =
-      body.linear_velocity + dt * (world.gravity + body.applied_force / body.mass);
-  const Vector3& angular_velocity = body.angular_velocity;
   const auto rigid_velocity_at = [&](const Vector3& point) {
-    return Vector3(predicted_velocity + angular_velocity.cross(point - center));
+    return Vector3(motion.linear + motion.angular.cross(point - center));
   };
 
   // Grid 1 (thesis eq. 6.30, 6.33): sample mass and normals on nodes shared with MPM. With
@@ -293,13 +318,15 @@ void HybridImpulseFormulation::Substep(World& world, double dt, std::vector<Body
   mpm::ComputeGridVelocity(world.gravity, dt, grid_);
   timings.free_motion += SecondsSince(start);
 
-  // Static and kinematic bodies as Coulomb boundary conditions; impulse exchange with free
-  // bodies; the boundary conditions again so the exchange cannot push material through a
-  // static wall (§3.6 steps 2, 4, 5).
+  // Static and kinematic bodies as Coulomb boundary conditions; impulse exchange with the
+  // bodies of finite mass (free bodies, articulated links) at their predicted velocities;
+  // the boundary conditions again so the exchange cannot push material through a static
+  // wall (§3.6 steps 1, 2, 4, 5).
   start = Clock::now();
+  const std::vector<PredictedMotion> predicted = PredictRigidMotion(world, dt);
   ApplyInfiniteMassBoundaries(world, substep_impulses);
   for (int b = 0; b < static_cast<int>(world.bodies.size()); ++b) {
-    if (world.bodies[b].is_free()) ExchangeWithFreeBody(world, b, dt, substep_impulses[b]);
+    if (world.bodies[b].has_finite_mass()) ExchangeWithBody(world, b, predicted[b], substep_impulses[b]);
   }
   ApplyInfiniteMassBoundaries(world, substep_impulses);
   timings.solve += SecondsSince(start);
@@ -310,23 +337,41 @@ void HybridImpulseFormulation::Substep(World& world, double dt, std::vector<Body
   mpm::UpdateConstitutiveState(world.materials, particles);
   timings.g2p += SecondsSince(start);
 
-  // Rigid bodies: contact impulses, then gravity, loads and the pose update (§3.6 steps 7–8;
-  // applying the impulse before the predictor gives the same v^{n+1} = v* + ΣI/M).
   start = Clock::now();
   for (std::size_t b = 0; b < world.bodies.size(); ++b) {
-    rigid::RigidBody& body = world.bodies[b];
     impulses[b].linear += substep_impulses[b].linear;
     impulses[b].angular += substep_impulses[b].angular;
+  }
+  AdvanceRigidBodies(world, dt, substep_impulses);
+  world.time += dt;
+  timings.rigid += SecondsSince(start);
+}
+
+void HybridImpulseFormulation::AdvanceRigidBodies(World& world, double dt,
+                                                  const std::vector<BodyImpulse>& impulses) {
+  // Contact impulses first, then gravity, loads and the pose update (§3.6 steps 7–8;
+  // applying the impulse before the predictor gives the same v^{n+1} = v* + ΣI/M).
+  rigid::MultibodyTree& tree = world.multibody;
+  rigid::VectorX tree_impulse = rigid::VectorX::Zero(tree.num_velocities());
+  for (std::size_t b = 0; b < world.bodies.size(); ++b) {
+    rigid::RigidBody& body = world.bodies[b];
     if (body.is_free()) {
-      body.linear_velocity += substep_impulses[b].linear / body.mass;
-      body.angular_velocity += body.WorldInverseInertia() * substep_impulses[b].angular;
+      body.linear_velocity += impulses[b].linear / body.mass;
+      body.angular_velocity += body.WorldInverseInertia() * impulses[b].angular;
       rigid::AdvanceFreeBody(body, world.gravity, dt);
     } else if (body.motion == rigid::BodyMotion::kKinematic) {
       rigid::UpdateKinematicBody(body, world.time + dt);
+    } else if (body.tree_link >= 0) {
+      // Spatial impulse [angular about the centre of mass; linear] through the link Jacobian.
+      rigid::SpatialVector spatial_impulse;
+      spatial_impulse << impulses[b].angular, impulses[b].linear;
+      tree_impulse += tree.LinkJacobian(body.tree_link).transpose() * spatial_impulse;
     }
   }
-  world.time += dt;
-  timings.rigid += SecondsSince(start);
+  if (tree.num_links() > 0) {
+    tree.Step(dt, world.gravity, tree_impulse);
+    SyncArticulatedBodies(world);
+  }
 }
 
 StepReport HybridImpulseFormulation::Step(World& world, double dt) {

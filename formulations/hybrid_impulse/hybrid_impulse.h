@@ -4,7 +4,8 @@
 // adapted to plain MPM with the corrections of spec-penalty-hybrid §3.5 and the strategy
 // of §3.6:
 //   grid 2 holds the MPM particles (APIC P2G with the MLS stress impulse);
-//   grid 1 holds each free rigid body's surface samples ("collision particles");
+//   grid 1 holds the surface samples ("collision particles") of each rigid body of finite
+//   mass: free bodies and links of the articulated multibody tree;
 //   at nodes where both have mass, one inelastic Coulomb collision (eq. 6.34–6.38 with E6)
 //   exchanges an impulse, and the rigid body receives the exact opposite impulse (force
 //   and torque). Static and kinematic bodies (infinite mass) act as Coulomb grid boundary
@@ -63,16 +64,25 @@ class HybridImpulseFormulation final : public Formulation {
     mpm::Vector3 linear = mpm::Vector3::Zero();
     mpm::Vector3 angular = mpm::Vector3::Zero();
   };
+  // Velocity of a body's centre of mass and its angular velocity after the rigid free motion
+  // of a substep (the rigid predictor of spec §3.6 step 1).
+  struct PredictedMotion {
+    mpm::Vector3 linear = mpm::Vector3::Zero();
+    mpm::Vector3 angular = mpm::Vector3::Zero();
+  };
 
   double StableSubstep(const World& world) const;
   void Substep(World& world, double dt, std::vector<BodyImpulse>& impulses, Timings& timings);
   void ApplyInfiniteMassBoundaries(const World& world, std::vector<BodyImpulse>& impulses);
-  void ExchangeWithFreeBody(const World& world, int body_index, double dt, BodyImpulse& impulse);
+  std::vector<PredictedMotion> PredictRigidMotion(const World& world, double dt) const;
+  void ExchangeWithBody(const World& world, int body_index, const PredictedMotion& motion,
+                        BodyImpulse& impulse);
+  void AdvanceRigidBodies(World& world, double dt, const std::vector<BodyImpulse>& impulses);
   void PrepareCollisionSamples(const World& world);
 
   HybridImpulseOptions options_;
   mpm::SparseGrid grid_;
-  std::vector<CollisionSamples> samples_;  // per world body; empty for non-free bodies
+  std::vector<CollisionSamples> samples_;  // per world body; empty for infinite-mass bodies
   bool samples_ready_ = false;
   // Grid-1 scratch for one body (indexed by grid-2 node): mass, normal and friction sums.
   std::vector<double> rigid_mass_;

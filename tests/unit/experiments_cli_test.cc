@@ -111,6 +111,27 @@ TEST(Cli, ShortBallOnSlopeRunWritesACompleteFile) {
   EXPECT_TRUE(std::isfinite(max_relative_error));
 }
 
+TEST(Cli, ShortSqueezedCubeRunWritesForcesAndSummary) {
+  const auto output = TemporaryPath("squeezed.h5");
+  std::filesystem::remove(output);
+  const CommandResult result = RunContactlab(
+      "run squeezed_cube -f hybrid_impulse --set grid_spacing=0.02 --set duration=0.05 --set dt=0.01 "
+      "--set averaging_window=0.02 --quiet --out " + output.string());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const hid_t file = H5Fopen(output.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  for (const char* path : {"/timeseries/left_panel_force", "/timeseries/right_panel_force",
+                           "/analytic/left_panel_force", "/timeseries/cube_com_height", "/summary"}) {
+    EXPECT_TRUE(HasObject(file, path)) << path;
+  }
+  const hid_t summary = H5Gopen2(file, "/summary", H5P_DEFAULT);
+  for (const char* name : {"left_fx_mean", "left_fy_std", "right_fz_mean", "cube_vertical_drift"}) {
+    EXPECT_GT(H5Aexists(summary, name), 0) << name;
+  }
+  H5Gclose(summary);
+  H5Fclose(file);
+}
+
 TEST(Config, ResolvedTomlReadsBackToTheSameValuesAndRunId) {
   const ScenarioInfo& scenario = FindScenario("ball_on_slope");
   ParameterSet parameters;

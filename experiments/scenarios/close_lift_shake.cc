@@ -1,0 +1,201 @@
+#include "experiments/scenarios/close_lift_shake.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "mpm/sampling.h"
+
+namespace contactlab::experiments {
+namespace {
+
+using mpm::Vector3;
+
+// 3u² − 2u³ on [0, 1] (0 before, 1 after) and its first two derivatives in u.
+struct SmoothStep {
+  double value, first, second;
+};
+SmoothStep EvaluateSmoothStep(double u) {
+  if (u <= 0.0) return {0.0, 0.0, 0.0};
+  if (u >= 1.0) return {1.0, 0.0, 0.0};
+  return {u * u * (3.0 - 2.0 * u), 6.0 * u * (1.0 - u), 6.0 - 12.0 * u};
+}
+
+// Carrier height: rises by `lift` [m] over `duration` [s] starting at `start` [s].
+rigid::TimeFunction LiftTrajectory(double start, double duration, double lift) {
+  const auto at = [=](double t) { return EvaluateSmoothStep((t - start) / duration); };
+  return rigid::TimeFunction{[=](double t) { return lift * at(t).value; },
+                             [=](double t) { return lift * at(t).first / duration; },
+                             [=](double t) { return lift * at(t).second / (duration * duration); }};
+}
+
+// Carrier sideways motion: A sin(2πf τ) faded in over one period, τ = t − start, for
+// `duration` [s]; holds still before and after (the fade keeps velocity continuous at start).
+rigid::TimeFunction ShakeTrajectory(double start, double duration, double amplitude, double frequency) {
+  const double omega = 2.0 * std::numbers::pi * frequency;
+  const double ramp = 1.0 / frequency;
+  struct Terms {
+    double value, first, second;
+  };
+  const auto at = [=](double t) -> Terms {
+    const double tau = t - start;
+    if (tau <= 0.0 || tau >= duration) return {0.0, 0.0, 0.0};
+    const SmoothStep fade = EvaluateSmoothStep(tau / ramp);
+    const double s = std::sin(omega * tau), c = std::cos(omega * tau);
+    const double fade_first = fade.first / ramp, fade_second = fade.second / (ramp * ramp);
+    return {amplitude * s * fade.value, amplitude * (omega * c * fade.value + s * fade_first),
+            amplitude * (-omega * omega * s * fade.value + 2.0 * omega * c * fade_first + s * fade_second)};
+  };
+  return rigid::TimeFunction{[=](double t) { return at(t).value; }, [=](double t) { return at(t).first; },
+                             [=](double t) { return at(t).second; }};
+}
+
+class CloseLiftShake final : public Scenario {
+ public:
+  void Build(const ParameterSet& parameters, World& world) override {
+    const double side = parameters.GetDouble("cube_side");
+    const double friction = parameters.GetDouble("mu");
+    const double squeeze_force = parameters.GetDouble("squeeze_force");
+    close_time_ = parameters.GetDouble("close_time");
+    const double lift_time = parameters.GetDouble("lift_time");
+    const double shake_duration = parameters.GetDouble("shake_duration");
+    const double duration = parameters.GetDouble("duration");
+    if (close_time_ >= duration) throw InputError("key 'close_time' must be shorter than 'duration'");
+    world.grid_spacing = parameters.GetDouble("grid_spacing");
+    world.gravity = Vector3(0.0, 0.0, -parameters.GetDouble("gravity"));
+
+    // The stack along x: elastic | rigid | elastic, each a cube of edge `side` centred at z = 0.
+    world.materials.push_back(mpm::MakeMaterial(
+        "elastic", mpm::ConstitutiveModelKind::kLinearCorotated, parameters.GetDouble("elastic_density"),
+        parameters.GetDouble("youngs_modulus"), parameters.GetDouble("poisson_ratio")));
+    mpm::SamplingOptions sampling;
+    sampling.grid_spacing = world.grid_spacing;
+    sampling.particles_per_cell = parameters.GetDouble("particles_per_cell");
+    const double half = 0.5 * side;
+    for (const double center_x : {-side, side}) {
+      const Vector3 center(center_x, 0.0, 0.0);
+      const auto positions = mpm::SampleSolid(
+          [](const Vector3&) { return -1.0; },
+          Eigen::AlignedBox3d(center - Vector3::Constant(half), center + Vector3::Constant(half)), sampling);
+      mpm::AddSampledParticles(positions, sampling, parameters.GetDouble("elastic_density"), Vector3::Zero(), 0,
+                               world.particles);
+    }
+    rigid_cube_ = static_cast<int>(world.bodies.size());
+    world.bodies.push_back(rigid::MakeFreeBody(
+        "rigid_cube", {rigid::Geometry{rigid::Shape::Box(rigid::Vector3::Constant(half)), rigid::Pose{}, friction}},
+        parameters.GetDouble("rigid_density"), rigid::Pose{}));
+
+    // Carrier: two prescribed prismatic joints (lift along z, shake along y) in series.
+    rigid::JointSpec lift;
+    lift.name = "lift";
+    lift.type = rigid::JointType::kPrescribed;
+    lift.prescribed_motion = rigid::JointType::kPrismatic;
+    lift.axis = rigid::Vector3::UnitZ();
+    lift.prescribed = LiftTrajectory(close_time_, lift_time, parameters.GetDouble("lift_height"));
+    const int lift_link = world.multibody.AddLink("carrier_lift", 1.0, rigid::Matrix3::Identity() * 1e-3, lift);
+    rigid::JointSpec shake;
+    shake.name = "shake";
+    shake.type = rigid::JointType::kPrescribed;
+    shake.prescribed_motion = rigid::JointType::kPrismatic;
+    shake.parent = lift_link;
+    shake.axis = rigid::Vector3::UnitY();
+    shake.prescribed = ShakeTrajectory(close_time_ + lift_time, shake_duration, parameters.GetDouble("shake_amplitude"),
+                                       parameters.GetDouble("shake_frequency"));
+    carrier_link_ = world.multibody.AddLink("carrier_shake", 1.0, rigid::Matrix3::Identity() * 1e-3, shake);
+
+    // Panels on prismatic joints along x of the carrier, pushed toward the stack.
+    const rigid::Vector3 panel_half_extents = 0.5 * rigid::Vector3(parameters.GetDouble("panel_thickness"),
+                                                                   parameters.GetDouble("panel_width"),
+                                                                   parameters.GetDouble("panel_width"));
+    const double panel_density = parameters.GetDouble("panel_mass") / (8.0 * panel_half_extents.prod());
+    for (const int side_sign : {-1, +1}) {
+      rigid::JointSpec joint;
+      joint.name = side_sign < 0 ? "left_finger" : "right_finger";
+      joint.type = rigid::JointType::kPrismatic;
+      joint.parent = carrier_link_;
+      joint.frame_on_parent.position = rigid::Vector3(side_sign * (3.0 * half + panel_half_extents.x()), 0.0, 0.0);
+      joint.axis = rigid::Vector3::UnitX();
+      joint.constant_effort = -side_sign * squeeze_force;
+      (side_sign < 0 ? left_panel_ : right_panel_) = AddArticulatedBody(
+          world, side_sign < 0 ? "left_panel" : "right_panel",
+          {rigid::Geometry{rigid::Shape::Box(panel_half_extents), rigid::Pose{}, friction}}, panel_density, joint);
+    }
+  }
+
+  void DeclareObservables(RunRecorder& recorder) override {
+    recorder.DeclareSeries("carrier_position", "m", "prescribed carrier position (lift z, shake y)", {"y", "z"});
+    recorder.DeclareSeries("rigid_cube_relative_height", "m", "rigid cube height relative to the carrier");
+    recorder.DeclareSeries("rigid_cube_slip", "m", "distance of the rigid cube from its grasp pose (carrier frame)");
+    recorder.DeclareSeries("left_panel_force", "N", "contact force the stack exerts on the left panel (world)",
+                           {"x", "y", "z"});
+    recorder.DeclareSeries("right_panel_force", "N", "contact force the stack exerts on the right panel (world)",
+                           {"x", "y", "z"});
+  }
+
+  void Observe(const World& world, const StepReport& report, RunRecorder& recorder) override {
+    const double t = world.time;
+    const Vector3 carrier = world.multibody.link_pose(carrier_link_).position;
+    const Vector3 relative = world.bodies[rigid_cube_].pose.position - carrier;
+    recorder.AppendSeries("carrier_position", t, {carrier.y(), carrier.z()});
+    recorder.AppendSeries("rigid_cube_relative_height", t, {relative.z()});
+    // The grasp pose is the relative position when the carrier starts to lift.
+    if (t <= close_time_ + 1e-12) grasp_pose_ = relative;
+    const double slip = (relative - grasp_pose_).norm();
+    recorder.AppendSeries("rigid_cube_slip", t, {slip});
+    max_slip_ = std::max(max_slip_, slip);
+    final_slip_ = slip;
+    for (const int panel : {left_panel_, right_panel_}) {
+      const Vector3 force = report.contact_wrench.empty() ? Vector3::Zero() : report.contact_wrench[panel].force;
+      recorder.AppendSeries(panel == left_panel_ ? "left_panel_force" : "right_panel_force", t,
+                            {force.x(), force.y(), force.z()});
+    }
+  }
+
+  void Summarize(RunRecorder& recorder) override {
+    recorder.SetSummary("held", max_slip_ <= 0.01);
+    recorder.SetSummary("max_slip", max_slip_);
+    recorder.SetSummary("final_slip", final_slip_);
+  }
+
+ private:
+  int rigid_cube_ = -1, carrier_link_ = -1, left_panel_ = -1, right_panel_ = -1;
+  double close_time_ = 0.0, max_slip_ = 0.0, final_slip_ = 0.0;
+  Vector3 grasp_pose_ = Vector3::Zero();
+};
+
+std::unique_ptr<Scenario> MakeCloseLiftShake() { return std::make_unique<CloseLiftShake>(); }
+
+}  // namespace
+
+ScenarioInfo CloseLiftShakeInfo() {
+  return ScenarioInfo{
+      "close_lift_shake",
+      "panels squeeze elastic | heavy rigid | elastic cubes, lift and shake (seed 000 Fig. 7)",
+      {
+          {"squeeze_force", 30.0, "N", "Constant force on each panel toward the stack (spec E6).", Positive()},
+          {"mu", 0.8, "1", "Friction coefficient of every contact (spec E6).", NonNegative()},
+          {"cube_side", 0.06, "m", "Edge of each of the three cubes (spec E6: 12 particles per axis at h = 0.01).",
+           Positive()},
+          {"elastic_density", 100.0, "kg/m^3", "Density of the elastic cubes.", Positive()},
+          {"rigid_density", 15000.0, "kg/m^3", "Density of the rigid cube (150 times the elastic ones).", Positive()},
+          {"youngs_modulus", 5e5, "Pa", "Young's modulus of the elastic cubes.", Positive()},
+          {"poisson_ratio", 0.4, "1", "Poisson's ratio of the elastic cubes.", InHalfOpenRange(0.0, 0.5)},
+          {"panel_mass", 0.1, "kg", "Mass of each panel.", Positive()},
+          {"panel_thickness", 0.01, "m", "Panel size along the squeeze direction (spec E6).", Positive()},
+          {"panel_width", 0.1, "m", "Panel size along y and z (spec E6).", Positive()},
+          {"close_time", 0.5, "s", "Time the panels squeeze before lifting.", Positive()},
+          {"lift_height", 0.1, "m", "Height the carrier rises (spec E6).", NonNegative()},
+          {"lift_time", 1.0, "s", "Duration of the lift (smooth step).", Positive()},
+          {"shake_amplitude", 0.03, "m", "Amplitude of the sideways shake along y (spec E6).", NonNegative()},
+          {"shake_frequency", 2.0, "Hz", "Frequency of the shake (spec E6).", Positive()},
+          {"shake_duration", 2.0, "s", "Duration of the shake (spec E6).", Positive()},
+          GravitySpec(),
+          GridSpacingSpec(0.01),
+          ParticlesPerCellSpec(8.0),
+          TimeStepSpec(0.01),
+          DurationSpec(3.5),
+      },
+      &MakeCloseLiftShake};
+}
+
+}  // namespace contactlab::experiments

@@ -1,0 +1,29 @@
+#include "formulations/world.h"
+
+namespace contactlab {
+
+int AddArticulatedBody(World& world, const std::string& name, std::vector<rigid::Geometry> geometries,
+                       double density, rigid::JointSpec joint) {
+  // Mass properties as for a free body placed at G = identity; its frame is the link frame.
+  rigid::RigidBody body = rigid::MakeFreeBody(name, std::move(geometries), density, rigid::Pose{});
+  const rigid::Vector3 center_in_g = body.pose.position;
+  joint.frame_on_child.position -= center_in_g;
+  body.motion = rigid::BodyMotion::kArticulated;
+  body.tree_link = world.multibody.AddLink(name, body.mass, body.inertia_in_body, joint);
+  world.bodies.push_back(std::move(body));
+  world.multibody.UpdateKinematics();
+  SyncArticulatedBodies(world);
+  return static_cast<int>(world.bodies.size()) - 1;
+}
+
+void SyncArticulatedBodies(World& world) {
+  for (rigid::RigidBody& body : world.bodies) {
+    if (body.tree_link < 0) continue;
+    body.pose = world.multibody.link_pose(body.tree_link);
+    const rigid::SpatialVector velocity = world.multibody.link_spatial_velocity(body.tree_link);
+    body.angular_velocity = velocity.head<3>();
+    body.linear_velocity = velocity.tail<3>();
+  }
+}
+
+}  // namespace contactlab
