@@ -60,6 +60,12 @@ std::vector<ParameterSpec> HybridImpulseOptions::Specs() {
       {"hybrid_impulse.rigid_feedback", std::string(defaults.rigid_feedback), "",
        "node_impulse: exact opposite impulse on the body; per_sample: thesis eq. 6.25-6.29 filter.",
        OneOf({"node_impulse", "per_sample"})},
+      {"hybrid_impulse.node_normal", std::string(defaults.node_normal), "",
+       "samples: weighted sample normals (thesis eq. 6.33); geometry: nearest geometry's outward normal.",
+       OneOf({"samples", "geometry"})},
+      {"hybrid_impulse.rigid_node_mass", std::string(defaults.rigid_node_mass), "",
+       "samples: grid-1 node mass from the samples (thesis); effective: the body's effective mass at the node.",
+       OneOf({"samples", "effective"})},
       {"hybrid_impulse.max_substeps", std::int64_t{defaults.max_substeps}, "1",
        "Substeps allowed per step before the run is declared diverged.", Positive()},
   };
@@ -71,6 +77,8 @@ HybridImpulseOptions HybridImpulseOptions::FromParameters(const ParameterSet& pa
   options.restitution = parameters.GetDouble("hybrid_impulse.restitution");
   options.sample_spacing = parameters.GetDouble("hybrid_impulse.sample_spacing");
   options.rigid_feedback = parameters.GetString("hybrid_impulse.rigid_feedback");
+  options.node_normal = parameters.GetString("hybrid_impulse.node_normal");
+  options.rigid_node_mass = parameters.GetString("hybrid_impulse.rigid_node_mass");
   options.max_substeps = static_cast<int>(parameters.GetInt("hybrid_impulse.max_substeps"));
   return options;
 }
@@ -200,6 +208,19 @@ std::vector<HybridImpulseFormulation::PredictedMotion> HybridImpulseFormulation:
   return motions;
 }
 
+double HybridImpulseFormulation::NormalMobility(const World& world, const rigid::RigidBody& body,
+                                               const Vector3& point, const Vector3& normal) const {
+  // n̂ᵀ W n̂ with W the point mobility: 1/M + (r × n̂)ᵀ I⁻¹ (r × n̂) for a free body,
+  // J_p M⁻¹ J_pᵀ for a link of the multibody tree.
+  if (body.is_free()) {
+    const Vector3 moment_arm = (point - body.pose.position).cross(normal);
+    return 1.0 / body.mass + moment_arm.dot(body.WorldInverseInertia() * moment_arm);
+  }
+  const rigid::PointJacobianMatrix jacobian = world.multibody.PointJacobian(body.tree_link, point);
+  const rigid::VectorX direction = jacobian.transpose() * normal;
+  return direction.dot(tree_mass_factorization_.solve(direction));
+}
+
 void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_index,
                                                 const PredictedMotion& motion, BodyImpulse& impulse) {
   const rigid::RigidBody& body = world.bodies[body_index];
@@ -254,8 +275,9 @@ void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_ind
     const double material_mass = grid_.mass[node];
     const Vector3 node_position = grid_.NodePosition(node);
     Vector3 normal = rigid_normal_sum_[node];
-    if (normal.norm() < 1e-9) {
-      // Opposite faces cancel on thin bodies (spec B7): use the nearest geometry's normal.
+    if (options_.node_normal == "geometry" || normal.norm() < 1e-9 * rigid_mass / samples.sample_mass) {
+      // The nearest geometry's outward normal: by choice, or where the samples' normals
+      // cancel (opposite faces of thin bodies, spec B7).
       double nearest = std::numeric_limits<double>::infinity();
       for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
         const contact::GeometryQuery query = contact::QueryGeometry(body, g, node_position);
@@ -266,7 +288,11 @@ void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_ind
       }
     }
     normal.normalize();
-    const double reduced_mass = rigid_mass * material_mass / (rigid_mass + material_mass);
+    // The rigid side's mass at the node: the samples' share of the body mass (thesis), or the
+    // body's effective mass along the normal at the node, 1 / (n̂ᵀ W(x) n̂) (spec B3 variant).
+    const double node_rigid_mass =
+        options_.rigid_node_mass == "effective" ? 1.0 / NormalMobility(world, body, node_position, normal) : rigid_mass;
+    const double reduced_mass = node_rigid_mass * material_mass / (node_rigid_mass + material_mass);
     const contact::CoulombCollisionResult collision = contact::ResolveCoulombCollision(
         rigid_velocity_at(node_position), grid_.velocity[node], normal, reduced_mass,
         rigid_friction_sum_[node] / rigid_mass, options_.restitution);
@@ -324,6 +350,9 @@ void HybridImpulseFormulation::Substep(World& world, double dt, std::vector<Body
   // wall (§3.6 steps 1, 2, 4, 5).
   start = Clock::now();
   const std::vector<PredictedMotion> predicted = PredictRigidMotion(world, dt);
+  if (options_.rigid_node_mass == "effective" && world.multibody.num_velocities() > 0) {
+    tree_mass_factorization_.compute(world.multibody.MassMatrix());
+  }
   ApplyInfiniteMassBoundaries(world, substep_impulses);
   for (int b = 0; b < static_cast<int>(world.bodies.size()); ++b) {
     if (world.bodies[b].has_finite_mass()) ExchangeWithBody(world, b, predicted[b], substep_impulses[b]);

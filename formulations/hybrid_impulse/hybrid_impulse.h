@@ -37,6 +37,17 @@ struct HybridImpulseOptions {
   // "exact momentum"); "per_sample" filters per collision sample as thesis eq. 6.25–6.29
   // (with errata E3, E4), which rejects cohesive responses but is not exactly conservative.
   std::string rigid_feedback = "node_impulse";
+  // Contact normal at a grid-1 node: "samples" normalizes the weighted sum of the samples'
+  // normals (thesis eq. 6.33); "geometry" takes the outward normal of the body's nearest
+  // geometry at the node (spec B7), which stays meaningful inside thin bodies where the
+  // samples of opposite faces cancel.
+  std::string node_normal = "samples";
+  // Rigid mass a grid-1 node brings to its collision: "samples" is Σ w_iq m_q with
+  // m_q = M/N_q (thesis eq. 6.30), which makes a pushed body feel only the mass of its
+  // samples near the contact, so it creeps into MPM material under a sustained load (spec
+  // B3); "effective" uses the body's effective mass along the normal at the node,
+  // 1/(n̂ᵀ W n̂), as a rigid-body impulse solver would.
+  std::string rigid_node_mass = "samples";
   // Upper bound on substeps per step; exceeding it means the state has blown up.
   int max_substeps = 200000;
 
@@ -78,6 +89,8 @@ class HybridImpulseFormulation final : public Formulation {
   void ExchangeWithBody(const World& world, int body_index, const PredictedMotion& motion,
                         BodyImpulse& impulse);
   void AdvanceRigidBodies(World& world, double dt, const std::vector<BodyImpulse>& impulses);
+  double NormalMobility(const World& world, const rigid::RigidBody& body, const mpm::Vector3& point,
+                        const mpm::Vector3& normal) const;
   void PrepareCollisionSamples(const World& world);
 
   HybridImpulseOptions options_;
@@ -89,6 +102,7 @@ class HybridImpulseFormulation final : public Formulation {
   std::vector<mpm::Vector3> rigid_normal_sum_;
   std::vector<double> rigid_friction_sum_;
   std::vector<int> rigid_nodes_;
+  Eigen::LDLT<rigid::MatrixX> tree_mass_factorization_;  // of M(q) when rigid_node_mass = effective
 };
 
 FormulationInfo HybridImpulseInfo();

@@ -86,10 +86,9 @@ World CubeHitsBox() {
   return world;
 }
 
-void ExpectMomentumExchange(const std::string& feedback, bool exact) {
+void ExpectMomentumExchange(const hybrid_impulse::HybridImpulseOptions& options, bool exact) {
   World world = CubeHitsBox();
-  hybrid_impulse::HybridImpulseOptions options;
-  options.rigid_feedback = feedback;
+  const std::string feedback = options.rigid_feedback + "/" + options.rigid_node_mass;
   hybrid_impulse::HybridImpulseFormulation formulation(options);
   const auto [linear0, angular0] = TotalMomentum(world);
   const double scale = linear0.norm();
@@ -108,9 +107,21 @@ void ExpectMomentumExchange(const std::string& feedback, bool exact) {
   EXPECT_GT(world.bodies[0].LinearMomentum().x(), 0.3 * scale);
 }
 
-TEST(HybridImpulse, NodeImpulseFeedbackConservesMomentumToRoundOff) { ExpectMomentumExchange("node_impulse", true); }
+TEST(HybridImpulse, NodeImpulseFeedbackConservesMomentumToRoundOff) {
+  ExpectMomentumExchange(hybrid_impulse::HybridImpulseOptions{}, true);
+}
 
-TEST(HybridImpulse, PerSampleFeedbackTransfersMomentum) { ExpectMomentumExchange("per_sample", false); }
+TEST(HybridImpulse, EffectiveNodeMassConservesMomentumToRoundOff) {
+  hybrid_impulse::HybridImpulseOptions options;
+  options.rigid_node_mass = "effective";
+  ExpectMomentumExchange(options, true);
+}
+
+TEST(HybridImpulse, PerSampleFeedbackTransfersMomentum) {
+  hybrid_impulse::HybridImpulseOptions options;
+  options.rigid_feedback = "per_sample";
+  ExpectMomentumExchange(options, false);
+}
 
 TEST(HybridImpulse, ArticulatedPanelConservesMomentumAlongItsJoint) {
   // No gravity: an MPM cube at 1 m/s hits a panel on a prismatic joint along x. The joint
