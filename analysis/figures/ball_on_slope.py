@@ -6,9 +6,7 @@ One panel per formulation; in each, the numeric u(t) (markers) and the analytic 
 (dashed, same colour) for every μ. Runs of other scenarios are skipped.
 """
 
-import argparse
 import math
-import sys
 
 import matplotlib
 
@@ -17,7 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from ..analytic import ball_on_slope_displacement  # noqa: E402
-from ..runs import NotARunError, load_runs  # noqa: E402
+from ._command_line import figure_main  # noqa: E402
 
 SCENARIO = "ball_on_slope"
 OBSERVABLE = "com_displacement"
@@ -87,19 +85,7 @@ def plot(runs, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m analysis.figures.ball_on_slope",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("paths", nargs="+", metavar="RUN_DIR_OR_FILE",
-                        help="directories (searched for *.h5) or run files")
-    parser.add_argument("--out", required=True, metavar="FIG.png", help="output figure")
-    args = parser.parse_args(argv)
-    try:
-        runs = [run for run in load_runs(args.paths) if run.scenario == SCENARIO]
-        if not runs:
-            sys.exit(f"ball_on_slope: no {SCENARIO} runs found in {' '.join(args.paths)}")
-        plot(runs, args.out)
-    except (NotARunError, FileNotFoundError, KeyError) as error:
-        sys.exit(f"ball_on_slope: {error.args[0]}")
+    figure_main("analysis.figures.ball_on_slope", __doc__.splitlines()[0], SCENARIO, plot, argv)
 
 
 if __name__ == "__main__":

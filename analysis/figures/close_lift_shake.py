@@ -7,15 +7,13 @@ Top: carrier lift (z) and shake (y). Bottom: the rigid cube's distance from its 
 relative to the carrier, one curve per run, with the 1 cm "held" threshold.
 """
 
-import argparse
-import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ..runs import NotARunError, load_runs  # noqa: E402
+from ._command_line import figure_main  # noqa: E402
 
 SCENARIO = "close_lift_shake"
 HELD_THRESHOLD = 0.01  # [m]
@@ -54,19 +52,7 @@ def plot(runs, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m analysis.figures.close_lift_shake",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("paths", nargs="+", metavar="RUN_DIR_OR_FILE",
-                        help="directories (searched for *.h5) or run files")
-    parser.add_argument("--out", required=True, metavar="FIG.png", help="output figure")
-    args = parser.parse_args(argv)
-    try:
-        runs = [run for run in load_runs(args.paths) if run.scenario == SCENARIO]
-    except (NotARunError, FileNotFoundError) as error:
-        sys.exit(f"close_lift_shake: {error}")
-    if not runs:
-        sys.exit(f"close_lift_shake: no {SCENARIO} runs found in {' '.join(args.paths)}")
-    plot(runs, args.out)
+    figure_main("analysis.figures.close_lift_shake", __doc__.splitlines()[0], SCENARIO, plot, argv)
 
 
 if __name__ == "__main__":

@@ -8,15 +8,13 @@ steady state (squeeze force, 0, m g / 2) (dashed). The legend gives the mean and
 deviation over the run's averaging window.
 """
 
-import argparse
-import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ..runs import NotARunError, load_runs  # noqa: E402
+from ._command_line import figure_main  # noqa: E402
 
 SCENARIO = "squeezed_cube"
 OBSERVABLE = "left_panel_force"
@@ -58,19 +56,7 @@ def plot(runs, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m analysis.figures.squeezed_cube",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("paths", nargs="+", metavar="RUN_DIR_OR_FILE",
-                        help="directories (searched for *.h5) or run files")
-    parser.add_argument("--out", required=True, metavar="FIG.png", help="output figure")
-    args = parser.parse_args(argv)
-    try:
-        runs = [run for run in load_runs(args.paths) if run.scenario == SCENARIO]
-    except (NotARunError, FileNotFoundError) as error:
-        sys.exit(f"squeezed_cube: {error}")
-    if not runs:
-        sys.exit(f"squeezed_cube: no {SCENARIO} runs found in {' '.join(args.paths)}")
-    plot(runs, args.out)
+    figure_main("analysis.figures.squeezed_cube", __doc__.splitlines()[0], SCENARIO, plot, argv)
 
 
 if __name__ == "__main__":

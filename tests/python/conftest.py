@@ -1,5 +1,8 @@
-"""Shared fixtures: the repo root on sys.path, and a writer of synthetic run files."""
+"""Shared fixtures: the repo root on sys.path, a writer of synthetic run files, and the
+contactlab executable."""
 
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -103,3 +106,16 @@ def write_run(path, *, scenario="ball_on_slope", formulation="hybrid_impulse", m
 def make_run(tmp_path):
     """Factory: make_run(name, **kwargs) writes tmp_path/name via write_run."""
     return lambda name, **kwargs: write_run(tmp_path / name, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def contactlab_bin():
+    """The contactlab executable named by CONTACTLAB_BIN; tests that need it skip without it."""
+    name = os.environ.get("CONTACTLAB_BIN")
+    if not name:
+        pytest.skip("CONTACTLAB_BIN is not set; set it to the contactlab executable to run "
+                    "the tests that need the C++ binary")
+    executable = shutil.which(name)
+    if executable is None:
+        pytest.fail(f"CONTACTLAB_BIN={name!r} is not an executable")
+    return executable

@@ -3,8 +3,6 @@
 Needs the contactlab executable: set CONTACTLAB_BIN=/path/to/contactlab.
 """
 
-import os
-import shutil
 import subprocess
 
 import numpy as np
@@ -12,18 +10,6 @@ import pytest
 
 from analysis import Run
 from analysis.analytic import ball_on_slope_displacement, ball_on_slope_regime
-
-
-@pytest.fixture(scope="module")
-def contactlab_bin():
-    name = os.environ.get("CONTACTLAB_BIN")
-    if not name:
-        pytest.skip("CONTACTLAB_BIN is not set; set it to the contactlab executable to "
-                    "compare the C++ analytic solution with analysis.analytic")
-    executable = shutil.which(name)
-    if executable is None:
-        pytest.fail(f"CONTACTLAB_BIN={name!r} is not an executable")
-    return executable
 
 
 @pytest.mark.parametrize("mu", [0.0, 0.6])

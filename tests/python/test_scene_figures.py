@@ -4,8 +4,6 @@ scripts, which must write a non-empty PNG.
 Needs the contactlab executable: set CONTACTLAB_BIN=/path/to/contactlab.
 """
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,18 +13,6 @@ import pytest
 from analysis import Run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def contactlab_bin():
-    name = os.environ.get("CONTACTLAB_BIN")
-    if not name:
-        pytest.skip("CONTACTLAB_BIN is not set; set it to the contactlab executable to run "
-                    "the scene figure tests")
-    executable = shutil.which(name)
-    if executable is None:
-        pytest.fail(f"CONTACTLAB_BIN={name!r} is not an executable")
-    return executable
 
 
 def _run(contactlab_bin, scenario, out, *settings):
