@@ -26,7 +26,11 @@ def plot(runs, out):
     runs = [run for run in runs if run.scenario == SCENARIO]
     if not runs:
         raise ValueError(f"no {SCENARIO} runs found")
-    runs.sort(key=lambda run: (run.formulation, run.params.get("dt", 0.0)))
+    runs.sort(key=lambda run: (run.formulation, run.params.get("dt", 0.0), run.run_id))
+    # Parameters that tell the runs apart (besides formulation and dt) go into the titles.
+    keys = sorted({key for run in runs for key in run.params})
+    varying = [key for key in keys if key != "dt"
+               and len({repr(run.params.get(key)) for run in runs}) > 1]
     fig, axes = plt.subplots(3, len(runs), figsize=(max(6.0, 4.2 * len(runs)), 7.5),
                              sharex="col", squeeze=False)
     for column, run in enumerate(runs):
@@ -46,8 +50,9 @@ def plot(runs, out):
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7, loc="best")
         status = "" if run.ok else f" [{run.status}]"
-        axes[0][column].set_title(f"{run.formulation}, dt = {run.params.get('dt', float('nan')):g} s{status}",
-                                  fontsize=10)
+        title = f"{run.formulation}, dt = {run.params.get('dt', float('nan')):g} s{status}"
+        details = ", ".join(f"{key.split('.')[-1]} = {run.params.get(key, 'n/a')}" for key in varying)
+        axes[0][column].set_title(title + ("\n" + details if details else ""), fontsize=9)
         axes[2][column].set_xlabel("time t [s]")
     fig.suptitle("Squeezed cube: force the cube exerts on the left panel", fontsize=11)
     fig.tight_layout()
