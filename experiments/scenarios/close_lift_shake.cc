@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "experiments/scenarios/squeeze_panels.h"
 #include "mpm/sampling.h"
 
 namespace contactlab::experiments {
@@ -104,22 +105,9 @@ class CloseLiftShake final : public Scenario {
     carrier_link_ = world.multibody.AddLink("carrier_shake", 1.0, rigid::Matrix3::Identity() * 1e-3, shake);
 
     // Panels on prismatic joints along x of the carrier, pushed toward the stack.
-    const rigid::Vector3 panel_half_extents = 0.5 * rigid::Vector3(parameters.GetDouble("panel_thickness"),
-                                                                   parameters.GetDouble("panel_width"),
-                                                                   parameters.GetDouble("panel_width"));
-    const double panel_density = parameters.GetDouble("panel_mass") / (8.0 * panel_half_extents.prod());
-    for (const int side_sign : {-1, +1}) {
-      rigid::JointSpec joint;
-      joint.name = side_sign < 0 ? "left_finger" : "right_finger";
-      joint.type = rigid::JointType::kPrismatic;
-      joint.parent = carrier_link_;
-      joint.frame_on_parent.position = rigid::Vector3(side_sign * (3.0 * half + panel_half_extents.x()), 0.0, 0.0);
-      joint.axis = rigid::Vector3::UnitX();
-      joint.constant_effort = -side_sign * squeeze_force;
-      (side_sign < 0 ? left_panel_ : right_panel_) = AddArticulatedBody(
-          world, side_sign < 0 ? "left_panel" : "right_panel",
-          {rigid::Geometry{rigid::Shape::Box(panel_half_extents), rigid::Pose{}, friction}}, panel_density, joint);
-    }
+    const PanelPair panels = AddSqueezePanels(world, parameters, carrier_link_, 3.0 * half, squeeze_force, friction);
+    left_panel_ = panels.left;
+    right_panel_ = panels.right;
   }
 
   void DeclareObservables(RunRecorder& recorder) override {
@@ -174,7 +162,7 @@ std::unique_ptr<Scenario> MakeCloseLiftShake() { return std::make_unique<CloseLi
 }  // namespace
 
 ScenarioInfo CloseLiftShakeInfo() {
-  return ScenarioInfo{
+  ScenarioInfo info{
       "close_lift_shake",
       "panels squeeze elastic | heavy rigid | elastic cubes, lift and shake (seed 000 Fig. 7)",
       {
@@ -186,9 +174,6 @@ ScenarioInfo CloseLiftShakeInfo() {
           {"rigid_density", 15000.0, "kg/m^3", "Density of the rigid cube (150 times the elastic ones).", Positive()},
           {"youngs_modulus", 5e5, "Pa", "Young's modulus of the elastic cubes.", Positive()},
           {"poisson_ratio", 0.4, "1", "Poisson's ratio of the elastic cubes.", InHalfOpenRange(0.0, 0.5)},
-          {"panel_mass", 0.1, "kg", "Mass of each panel.", Positive()},
-          {"panel_thickness", 0.01, "m", "Panel size along the squeeze direction (spec E6).", Positive()},
-          {"panel_width", 0.1, "m", "Panel size along y and z (spec E6).", Positive()},
           {"close_time", 0.5, "s", "Time the panels squeeze before lifting.", Positive()},
           {"lift_height", 0.1, "m", "Height the carrier rises (spec E6).", NonNegative()},
           {"lift_time", 1.0, "s", "Duration of the lift (smooth step).", Positive()},
@@ -202,6 +187,10 @@ ScenarioInfo CloseLiftShakeInfo() {
           DurationSpec(3.5),
       },
       &MakeCloseLiftShake};
+  // Panels 0.01 × 0.1 × 0.1 m (spec E6).
+  const std::vector<ParameterSpec> panels = PanelParameterSpecs(0.01, 0.1);
+  info.parameters.insert(info.parameters.end(), panels.begin(), panels.end());
+  return info;
 }
 
 }  // namespace contactlab::experiments

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "experiments/scenarios/squeeze_panels.h"
 #include "mpm/sampling.h"
 
 namespace contactlab::experiments {
@@ -63,23 +64,9 @@ class SqueezedCube final : public Scenario {
 
     // Two panels touching the cube's ±x faces, each on a prismatic joint along x from the
     // world, pushed toward the cube by the squeeze force.
-    const rigid::Vector3 panel_half_extents = 0.5 * rigid::Vector3(parameters.GetDouble("panel_thickness"),
-                                                                   parameters.GetDouble("panel_width"),
-                                                                   parameters.GetDouble("panel_width"));
-    const double panel_density =
-        parameters.GetDouble("panel_mass") / (8.0 * panel_half_extents.prod());
-    for (const int side_sign : {-1, +1}) {
-      rigid::JointSpec joint;
-      joint.name = side_sign < 0 ? "left_slider" : "right_slider";
-      joint.type = rigid::JointType::kPrismatic;
-      joint.frame_on_parent.position = rigid::Vector3(side_sign * (half + panel_half_extents.x()), 0.0, 0.0);
-      joint.axis = rigid::Vector3::UnitX();
-      joint.constant_effort = -side_sign * squeeze_force_;
-      const int body = AddArticulatedBody(
-          world, side_sign < 0 ? "left_panel" : "right_panel",
-          {rigid::Geometry{rigid::Shape::Box(panel_half_extents), rigid::Pose{}, friction}}, panel_density, joint);
-      (side_sign < 0 ? left_panel_ : right_panel_) = body;
-    }
+    const PanelPair panels = AddSqueezePanels(world, parameters, -1, half, squeeze_force_, friction);
+    left_panel_ = panels.left;
+    right_panel_ = panels.right;
     initial_center_ = mpm::CenterOfMass(world.particles);
     sampled_mass_ = mpm::TotalMass(world.particles);
   }
@@ -157,7 +144,7 @@ std::unique_ptr<Scenario> MakeSqueezedCube() { return std::make_unique<SqueezedC
 }  // namespace
 
 ScenarioInfo SqueezedCubeInfo() {
-  return ScenarioInfo{
+  ScenarioInfo info{
       "squeezed_cube",
       "elastic MPM cube held by friction between two force-driven panels (seed 000 Fig. 6)",
       {
@@ -167,9 +154,6 @@ ScenarioInfo SqueezedCubeInfo() {
           {"cube_mass", 0.4, "kg", "Mass of the cube; sets its density.", Positive()},
           {"youngs_modulus", 1e5, "Pa", "Young's modulus of the cube.", Positive()},
           {"poisson_ratio", 0.4, "1", "Poisson's ratio of the cube.", InHalfOpenRange(0.0, 0.5)},
-          {"panel_mass", 0.1, "kg", "Mass of each panel (the steady state does not depend on it).", Positive()},
-          {"panel_thickness", 0.02, "m", "Panel size along the squeeze direction (spec E5).", Positive()},
-          {"panel_width", 0.15, "m", "Panel size along y and z (spec E5).", Positive()},
           {"averaging_window", 0.5, "s", "Trailing window of the steady-state statistics.", Positive()},
           GravitySpec(),
           GridSpacingSpec(0.01),
@@ -178,6 +162,10 @@ ScenarioInfo SqueezedCubeInfo() {
           DurationSpec(2.0),
       },
       &MakeSqueezedCube};
+  // Panels 0.02 × 0.15 × 0.15 m (spec E5).
+  const std::vector<ParameterSpec> panels = PanelParameterSpecs(0.02, 0.15);
+  info.parameters.insert(info.parameters.end(), panels.begin(), panels.end());
+  return info;
 }
 
 }  // namespace contactlab::experiments

@@ -1,0 +1,24 @@
+#pragma once
+// The pair of force-driven panels shared by the grasping scenes: two boxes on prismatic
+// joints along x, each pushed toward the origin of its parent by a constant force.
+#include <vector>
+
+#include "formulations/parameters.h"
+#include "formulations/world.h"
+
+namespace contactlab::experiments {
+
+// panel_mass [kg], panel_thickness [m] (along x), panel_width [m] (along y and z).
+std::vector<ParameterSpec> PanelParameterSpecs(double default_thickness, double default_width);
+
+struct PanelPair {
+  int left = -1;   // index in world.bodies of the panel on the −x side
+  int right = -1;  // and of the one on the +x side
+};
+
+// Adds both panels as articulated links of `parent_link` (−1: the world), with their inner
+// faces at x = ∓inner_face_offset of the parent frame, pushed inward by `squeeze_force` [N].
+PanelPair AddSqueezePanels(World& world, const ParameterSet& parameters, int parent_link,
+                           double inner_face_offset, double squeeze_force, double friction_coefficient);
+
+}  // namespace contactlab::experiments
