@@ -1,0 +1,48 @@
+#pragma once
+// Sparse Cholesky factorization of symmetric positive definite matrices with CHOLMOD's
+// supernodal method (SuiteSparse 5). The symbolic analysis (fill-reducing ordering and
+// supernode structure) is the expensive, value-independent part; it is kept and reused for
+// every later matrix with the same sparsity pattern — across Newton iterations, and across
+// time steps while the active grid and the contact set do not change.
+#include <memory>
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+
+namespace contactlab::linear_algebra {
+
+using SparseMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
+
+class SparseCholesky {
+ public:
+  SparseCholesky();
+  ~SparseCholesky();
+  SparseCholesky(const SparseCholesky&) = delete;
+  SparseCholesky& operator=(const SparseCholesky&) = delete;
+
+  // Factors A = P Lᵀ... (A = Pᵀ L Lᵀ P with the fill-reducing permutation P). Only the lower
+  // triangle of `matrix` is read (entries above the diagonal are ignored), so both a full
+  // symmetric matrix and its lower triangle are accepted; the pattern must be compressed
+  // with sorted row indices. Returns false when the matrix is not positive definite.
+  bool Factor(const SparseMatrix& matrix);
+
+  int size() const { return size_; }
+  // x = A⁻¹ b for one or several right-hand sides.
+  Eigen::VectorXd Solve(const Eigen::VectorXd& rhs) const;
+  Eigen::MatrixXd Solve(const Eigen::MatrixXd& rhs) const;
+  // Y = L⁻¹ P B, so that Bᵀ A⁻¹ B = Yᵀ Y: half of a solve, all a Schur complement needs.
+  Eigen::MatrixXd SolveLowerPermuted(const Eigen::MatrixXd& rhs) const;
+
+  // Statistics since construction.
+  int symbolic_analyses() const { return symbolic_analyses_; }
+  int numeric_factorizations() const { return numeric_factorizations_; }
+
+ private:
+  struct Cholmod;
+  std::unique_ptr<Cholmod> cholmod_;
+  int size_ = 0;
+  int symbolic_analyses_ = 0;
+  int numeric_factorizations_ = 0;
+};
+
+}  // namespace contactlab::linear_algebra
