@@ -503,20 +503,13 @@ VectorX MultibodyTree::ActuationForces() const {
   return forces;
 }
 
-void MultibodyTree::Step(double dt, const Vector3& gravity, const VectorX& generalized_impulse) {
-  if (!(dt > 0.0)) throw std::invalid_argument("MultibodyTree::Step: dt must be positive");
-  if (generalized_impulse.size() != num_velocities_) {
-    throw std::invalid_argument("MultibodyTree::Step: impulse has size " +
-                                std::to_string(generalized_impulse.size()) + ", expected " +
-                                std::to_string(num_velocities_));
-  }
-  UpdateKinematics();
+void MultibodyTree::AssembleStepSystem(double dt, const Vector3& gravity, MatrixX& matrix,
+                                       VectorX& right_hand_side) const {
   const double next_time = time_ + dt;
-
   // Linear dynamics of the step: (M + dt D + dt² K) Δv = dt (τ − C) + impulse + PD terms,
   // with implicit PD force K (q_d − q − dt v⁺) + D (v_d − v⁺) at t⁺ (backward Euler).
-  MatrixX matrix = MassMatrix();
-  VectorX right_hand_side = dt * (ActuationForces() - BiasForces(gravity)) + generalized_impulse;
+  matrix = MassMatrix();
+  right_hand_side = dt * (ActuationForces() - BiasForces(gravity));
   for (const Link& link : links_) {
     const PdTracking& pd = link.joint.pd;
     if (!IsOneDof(link.joint.type) || !pd.enabled || !pd.implicit) continue;
@@ -528,6 +521,31 @@ void MultibodyTree::Step(double dt, const Vector3& gravity, const VectorX& gener
         dt * (pd.stiffness * (pd.target.value(next_time) - position - dt * velocity) +
               pd.damping * (pd.target.derivative(next_time) - velocity));
   }
+}
+
+MultibodyTree::LinearizedStep MultibodyTree::LinearizeStep(double dt, const Vector3& gravity) {
+  if (!(dt > 0.0)) throw std::invalid_argument("MultibodyTree::LinearizeStep: dt must be positive");
+  UpdateKinematics();
+  LinearizedStep step;
+  VectorX right_hand_side;
+  AssembleStepSystem(dt, gravity, step.matrix, right_hand_side);
+  step.free_velocity = velocities_ + step.matrix.ldlt().solve(right_hand_side);
+  return step;
+}
+
+void MultibodyTree::Step(double dt, const Vector3& gravity, const VectorX& generalized_impulse) {
+  if (!(dt > 0.0)) throw std::invalid_argument("MultibodyTree::Step: dt must be positive");
+  if (generalized_impulse.size() != num_velocities_) {
+    throw std::invalid_argument("MultibodyTree::Step: impulse has size " +
+                                std::to_string(generalized_impulse.size()) + ", expected " +
+                                std::to_string(num_velocities_));
+  }
+  UpdateKinematics();
+  const double next_time = time_ + dt;
+  MatrixX matrix;
+  VectorX right_hand_side;
+  AssembleStepSystem(dt, gravity, matrix, right_hand_side);
+  right_hand_side += generalized_impulse;
   velocities_ += matrix.ldlt().solve(right_hand_side);
 
   // Positions: q⁺ = q + dt N(q) v⁺, with N from the step-start kinematics.

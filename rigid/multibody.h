@@ -144,6 +144,15 @@ class MultibodyTree {
   // (backward Euler, spec-sap-qn §1.3.5), so stiff gains converge rather than ring.
   // Updates kinematics before (from the current q, v, t) and after.
   void Step(double dt, const Vector3& gravity, const VectorX& generalized_impulse);
+  // The linear dynamics Step solves, for implicit contact solvers (spec-sap-qn §1.3.5):
+  // matrix A = M + dt D + dt² K (symmetric positive definite) and the free-motion velocity
+  // v* that Step reaches without impulse, so Step(dt, gravity, impulse) gives
+  // v⁺ = v* + A⁻¹ impulse. Updates kinematics; does not change the state.
+  struct LinearizedStep {
+    MatrixX matrix;
+    VectorX free_velocity;
+  };
+  LinearizedStep LinearizeStep(double dt, const Vector3& gravity);
   // Jᵀ f: the generalized impulse of an impulse [N s] applied at a world point of a link.
   VectorX GeneralizedImpulse(int link, const Vector3& impulse, const Vector3& world_point) const;
 
@@ -168,6 +177,9 @@ class MultibodyTree {
     double prescribed_rate = 0.0;              // ṡ [m/s or rad/s]
     double prescribed_acceleration = 0.0;      // s̈ [m/s² or rad/s²]
   };
+  // A = M + dt D + dt² K and the right-hand side dt (τ − C) + PD terms of one step.
+  void AssembleStepSystem(double dt, const Vector3& gravity, MatrixX& matrix,
+                          VectorX& right_hand_side) const;
   // 6 × 6 spatial inertia of a link about the world origin, world axes.
   Eigen::Matrix<double, 6, 6> SpatialInertia(int link) const;
   // Time derivative of S times a joint rate: Ṡ ṡ for the link's joint.

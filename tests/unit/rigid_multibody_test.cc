@@ -885,5 +885,24 @@ TEST(MultibodyTree, GeneralizedImpulseChangesMomentum) {
   }
 }
 
+// LinearizeStep exposes exactly the linear system Step solves: with any generalized impulse,
+// Step reaches v* + A⁻¹ impulse, and A is symmetric positive definite (implicit PD included).
+TEST(MultibodyTree, LinearizeStepPredictsStep) {
+  for (MultibodyTree tree : {FixedChain(), PdSlider(2.0, 5.0e4, 300.0, true)}) {
+    tree.velocities().setLinSpaced(0.3, -0.7);
+    tree.UpdateKinematics();
+    const double dt = 0.01;
+    const Vector3 gravity(0.0, 0.0, -9.81);
+    const MultibodyTree::LinearizedStep linear = tree.LinearizeStep(dt, gravity);
+    ASSERT_EQ(linear.matrix.rows(), tree.num_velocities());
+    EXPECT_LT((linear.matrix - linear.matrix.transpose()).norm(), 1e-12 * linear.matrix.norm());
+    EXPECT_GT(Eigen::SelfAdjointEigenSolver<MatrixX>(linear.matrix).eigenvalues().minCoeff(), 0.0);
+    VectorX impulse = VectorX::LinSpaced(tree.num_velocities(), 0.5, -0.2);
+    const VectorX expected = linear.free_velocity + linear.matrix.ldlt().solve(impulse);
+    tree.Step(dt, gravity, impulse);
+    EXPECT_LT((tree.velocities() - expected).norm(), 1e-12 * (1.0 + expected.norm()));
+  }
+}
+
 }  // namespace
 }  // namespace contactlab::rigid
