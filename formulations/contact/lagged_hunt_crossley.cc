@@ -1,0 +1,83 @@
+#include "formulations/contact/lagged_hunt_crossley.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace contactlab::contact {
+namespace {
+
+// −n'(v_n) [N s²/m] (spec §1.3.4): δt [k δt (1 − d v_n) + d (f_e0 − δt k v_n)] below v̂, else 0.
+double NormalStiffness(const PreparedContact& contact, double normal_velocity) {
+  if (normal_velocity >= contact.max_normal_velocity) return 0.0;
+  const double time_step = contact.time_step;
+  const double force = contact.elastic_force - time_step * contact.stiffness * normal_velocity;
+  const double damping_factor = 1.0 - contact.dissipation * normal_velocity;
+  return time_step * (contact.stiffness * time_step * damping_factor + contact.dissipation * force);
+}
+
+// Spec §1.3.4: G = diag(μ n₀/√(‖v_t‖² + ε_s²) (I − t̂_s t̂_sᵀ), −n'(v_n)).
+Matrix3 LaggedHessian(const PreparedContact& contact, const Vector3& contact_velocity) {
+  Matrix3 hessian = Matrix3::Zero();
+  const double tolerance = contact.soft_norm_tolerance;
+  const Eigen::Vector2d slip = contact_velocity.head<2>();
+  const double soft_speed = std::sqrt(slip.squaredNorm() + tolerance * tolerance);
+  const Eigen::Vector2d direction = slip / soft_speed;
+  hessian.topLeftCorner<2, 2>() =
+      (contact.friction_coefficient * contact.lagged_normal_impulse / soft_speed) *
+      (Eigen::Matrix2d::Identity() - direction * direction.transpose());
+  hessian(2, 2) = NormalStiffness(contact, contact_velocity.z());
+  return hessian;
+}
+
+}  // namespace
+
+LaggedHuntCrossley::LaggedHuntCrossley(const ContactModelParameters& parameters)
+    : stiffness_(parameters.stiffness),
+      dissipation_(parameters.hunt_crossley_dissipation),
+      stiction_tolerance_(parameters.stiction_tolerance),
+      friction_regularization_(parameters.friction_regularization) {}
+
+PreparedContact LaggedHuntCrossley::Prepare(const ContactPointState& state, double time_step) const {
+  PreparedContact contact;
+  contact.friction_coefficient = state.friction_coefficient;
+  contact.time_step = time_step;
+  contact.stiffness = stiffness_;
+  contact.dissipation = dissipation_;
+  // §1.3.4 / §1.3.7: f_e0 = k x₀ and the normal impulse at the start-of-step velocity.
+  contact.elastic_force = stiffness_ * state.penetration;
+  contact.lagged_normal_impulse = time_step * std::max(contact.elastic_force, 0.0) *
+                                  std::max(1.0 - dissipation_ * state.previous_normal_velocity, 0.0);
+  // v̂ = min(x₀/δt, 1/d): the normal velocity at which n vanishes (1/d = ∞ for d = 0).
+  const double dissipation_limit =
+      dissipation_ > 0.0 ? 1.0 / dissipation_ : std::numeric_limits<double>::infinity();
+  contact.max_normal_velocity = std::min(state.penetration / time_step, dissipation_limit);
+  // ε_s = max(v_s, μ σ w n₀) (spec §5 Y6).
+  contact.soft_norm_tolerance =
+      std::max(stiction_tolerance_, state.friction_coefficient * friction_regularization_ *
+                                        state.delassus_scale * contact.lagged_normal_impulse);
+  return contact;
+}
+
+double LaggedHuntCrossley::Cost(const PreparedContact& contact, const Vector3& contact_velocity) const {
+  return LaggedHuntCrossleyCost<double>(contact, contact_velocity);
+}
+
+Vector3 LaggedHuntCrossley::Impulse(const PreparedContact& contact, const Vector3& contact_velocity) const {
+  return LaggedHuntCrossleyImpulse<double>(contact, contact_velocity);
+}
+
+Matrix3 LaggedHuntCrossley::Hessian(const PreparedContact& contact, const Vector3& contact_velocity) const {
+  return LaggedHessian(contact, contact_velocity);
+}
+
+ContactEvaluation LaggedHuntCrossley::Evaluate(const PreparedContact& contact, const Vector3& contact_velocity,
+                                               bool with_hessian) const {
+  ContactEvaluation evaluation;
+  evaluation.cost = LaggedHuntCrossleyCost<double>(contact, contact_velocity);
+  evaluation.impulse = LaggedHuntCrossleyImpulse<double>(contact, contact_velocity);
+  if (with_hessian) evaluation.hessian = LaggedHessian(contact, contact_velocity);
+  return evaluation;
+}
+
+}  // namespace contactlab::contact
