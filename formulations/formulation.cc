@@ -1,6 +1,7 @@
 #include "formulations/formulation.h"
 
 #include "formulations/hybrid_impulse/hybrid_impulse.h"
+#include "formulations/sap/sap_formulation.h"
 
 namespace contactlab {
 
@@ -8,6 +9,7 @@ const std::vector<FormulationInfo>& RegisteredFormulations() {
   // Every formulation of the project, in the order `contactlab list` prints them.
   static const std::vector<FormulationInfo> registry = {
       hybrid_impulse::HybridImpulseInfo(),
+      sap::SapInfo(),
   };
   return registry;
 }

@@ -31,7 +31,9 @@ struct Timings {
 };
 
 struct StepReport {
-  int contacts = 0;               // particle–geometry contact points at the end of the step
+  // Particle–geometry contact points: the constraints of the step's contact problem for
+  // implicit formulations, those found at the end of the step for explicit ones.
+  int contacts = 0;
   double max_penetration = 0.0;   // deepest particle penetration into a rigid geometry [m]
   int outer_iterations = 0;       // Newton / quasi-Newton iterations (0 if none)
   int linear_iterations = 0;      // CG/GMRES iterations, 0 for direct solves or none

@@ -56,7 +56,7 @@ struct ContactModelParameters {
 
 // What detection and the formulation know about one contact at the start of the step.
 struct ContactPointState {
-  double penetration = 0.0;               // x₀ = −φ₀ ≥ 0 [m]
+  double penetration = 0.0;               // x₀ = −φ₀ [m]; negative for a gap (speculative contact)
   double previous_normal_velocity = 0.0;  // v_n0, normal relative velocity at the start [m/s]
   double friction_coefficient = 0.0;      // μ [-]
   double delassus_scale = 0.0;            // w ≈ ‖J A⁻¹ Jᵀ‖ for this contact [1/kg], > 0

@@ -7,8 +7,9 @@
 namespace contactlab::contact {
 
 std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& particles,
-                                                    const std::vector<rigid::RigidBody>& bodies) {
-  const auto boxes = GeometryBoundingBoxes(bodies, 0.0);
+                                                    const std::vector<rigid::RigidBody>& bodies,
+                                                    double margin) {
+  const auto boxes = GeometryBoundingBoxes(bodies, margin);
   const int particle_count = static_cast<int>(particles.size());
 
   // Each thread scans a contiguous range of particles (static schedule); concatenating the
@@ -24,7 +25,7 @@ std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& partic
         for (int g = 0; g < static_cast<int>(bodies[b].geometries.size()); ++g) {
           if (!boxes[b][g].contains(x)) continue;
           const GeometryQuery query = QueryGeometry(bodies[b], g, x);
-          if (query.signed_distance >= 0.0) continue;
+          if (!(query.signed_distance < margin)) continue;
           ParticleContact contact;
           contact.particle = p;
           contact.body = b;

@@ -16,14 +16,18 @@ struct ParticleContact {
   int geometry = -1;
   Vector3 position = Vector3::Zero();           // contact point = particle position [m]
   Matrix3 frame = Matrix3::Identity();          // R_WC, columns (t̂₁, t̂₂, n̂)
-  double penetration = 0.0;                     // −φ ≥ 0 [m]
+  double penetration = 0.0;                     // −φ [m]: ≥ 0 inside, < 0 for a gap within the margin
   Vector3 relative_velocity = Vector3::Zero();  // v_c = R_CW (v_p − v_B(x_p)), contact frame [m/s]
   double friction_coefficient = 0.0;            // μ of the geometry [-]
 };
 
-// Finds every particle inside a rigid geometry. Broad phase: world bounding box per
-// geometry. The list is ordered by (particle, body, geometry) for any thread count.
+// Finds every particle inside a rigid geometry, or closer to it than `margin` [m] (then the
+// "penetration" is negative: a gap, which implicit solvers use to stop a particle before it
+// would cross the surface within the step). Broad phase: world bounding box per geometry,
+// inflated by the margin. The list is ordered by (particle, body, geometry) for any thread
+// count.
 std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& particles,
-                                                    const std::vector<rigid::RigidBody>& bodies);
+                                                    const std::vector<rigid::RigidBody>& bodies,
+                                                    double margin = 0.0);
 
 }  // namespace contactlab::contact

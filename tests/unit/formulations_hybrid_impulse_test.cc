@@ -6,30 +6,17 @@
 
 #include "formulations/hybrid_impulse/hybrid_impulse.h"
 #include "mpm/sampling.h"
+#include "test_worlds.h"
 
 namespace contactlab {
 namespace {
 
 using mpm::Vector3;
 
-// Adds a cube of MPM material with corner `low` and side `side`.
-void AddCube(World& world, const Vector3& low, double side, double density, double youngs_modulus,
-             const Vector3& velocity) {
-  mpm::SamplingOptions sampling;
-  sampling.grid_spacing = world.grid_spacing;
-  const int material = static_cast<int>(world.materials.size());
-  world.materials.push_back(
-      mpm::MakeMaterial("cube", mpm::ConstitutiveModelKind::kLinearCorotated, density, youngs_modulus, 0.3));
-  const auto positions = mpm::SampleSolid([](const Vector3&) { return -1.0; },
-                                          Eigen::AlignedBox3d(low, low + Vector3::Constant(side)), sampling);
-  mpm::AddSampledParticles(positions, sampling, density, velocity, material, world.particles);
-}
-
-double LowestParticle(const World& world) {
-  double lowest = std::numeric_limits<double>::infinity();
-  for (const Vector3& x : world.particles.position) lowest = std::min(lowest, x.z());
-  return lowest;
-}
+using test_worlds::AddCube;
+using test_worlds::CubeHitsBox;
+using test_worlds::LowestParticle;
+using test_worlds::TotalMomentum;
 
 TEST(HybridImpulse, ElasticBlockRestsOnAStaticPlane) {
   // A 0.2 m block (ρ = 500 kg/m³, E = 1e5 Pa) dropped from rest onto the plane z = 0.
@@ -61,29 +48,6 @@ TEST(HybridImpulse, ElasticBlockRestsOnAStaticPlane) {
   EXPECT_GT(LowestParticle(world), start_lowest - bound);
   // Not sinking: over the last half second the centre moves less than the static drop.
   EXPECT_LT(std::abs(center_heights[99] - center_heights[49]), elastic_drop);
-}
-
-// Total linear and angular momentum (about the origin) of particles and rigid bodies.
-std::pair<Vector3, Vector3> TotalMomentum(const World& world) {
-  Vector3 linear = mpm::LinearMomentum(world.particles);
-  Vector3 angular = mpm::AngularMomentum(world.particles, world.grid_spacing);
-  for (const rigid::RigidBody& body : world.bodies) {
-    linear += body.LinearMomentum();
-    angular += body.AngularMomentum();
-  }
-  return {linear, angular};
-}
-
-// No gravity: an MPM cube at 1 m/s hits a free rigid box of equal mass off-centre.
-World CubeHitsBox() {
-  World world;
-  world.gravity = Vector3::Zero();
-  world.grid_spacing = 0.025;
-  AddCube(world, Vector3(-0.16, -0.03, -0.05), 0.1, 1000.0, 1e5, Vector3(1.0, 0.0, 0.0));
-  world.bodies.push_back(rigid::MakeFreeBody(
-      "box", {rigid::Geometry{rigid::Shape::Box(rigid::Vector3(0.05, 0.05, 0.05)), rigid::Pose{}, 0.4}}, 1000.0,
-      rigid::Pose{}));
-  return world;
 }
 
 void ExpectMomentumExchange(const hybrid_impulse::HybridImpulseOptions& options, bool exact) {

@@ -1,0 +1,619 @@
+// Eigen 3.4's symmetric eigensolver trips GCC 12's -Wmaybe-uninitialized (a false
+// positive inside Eigen); silenced for Eigen's own headers only, included first.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <Eigen/Core>
+#include <Eigen/Eigenvalues>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#include "formulations/sap/implicit_mpm.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "mpm/bspline.h"
+
+namespace contactlab::sap {
+namespace {
+
+using mpm::Matrix9;
+
+// Neighbour slot of the offset (0, 0, 0): a node's own block in its row.
+constexpr int kOwnSlot = 2 + 5 * 2 + 25 * 2;
+
+// Armijo backtracking on E for nonlinear models (spec §2.3, §5 Z3): sufficient-decrease
+// slope fraction, step halving, and the most halvings tried before giving up.
+constexpr double kArmijoSlopeFraction = 1.0e-4;
+constexpr int kMaxBacktracks = 40;
+
+// slot[i][j]: the neighbour slot (dx + 2) + 5(dy + 2) + 25(dz + 2) of stencil node j seen
+// from stencil node i of the same stencil, with (dx, dy, dz) = (a_j − a_i, b_j − b_i, c_j − c_i).
+struct StencilSlotTable {
+  int slot[27][27];
+  constexpr StencilSlotTable() : slot{} {
+    for (int i = 0; i < 27; ++i) {
+      for (int j = 0; j < 27; ++j) {
+        const int dx = j % 3 - i % 3, dy = (j / 3) % 3 - (i / 3) % 3, dz = j / 9 - i / 9;
+        slot[i][j] = (dx + 2) + 5 * (dy + 2) + 25 * (dz + 2);
+      }
+    }
+  }
+};
+constexpr StencilSlotTable kSlotTable;
+
+// Padded length of a particle's stiffness column u (81 velocity DoFs of its stencil): a
+// multiple of the widest register tile below, so that tile loads stay inside the column.
+constexpr int kColumnStride = 88;
+constexpr int kColumnSize = 81;
+
+// Y = Σ_p u_p u_pᵀ for `count` columns u_p (stride kColumnStride), written column-major
+// with leading dimension kColumnStride; every entry on or below the diagonal is set.
+// Register tiles of (2·width) rows × 4 columns accumulate over the particles. Each entry is
+// a sum in particle order of separately rounded products (no fused multiply-add), so every
+// vector width gives the same bits.
+template <int kWidth>
+[[gnu::always_inline]] inline void ComputeOuterProductTiles(const double* __restrict columns, int count,
+                                                            double* __restrict products) {
+  typedef double Pack __attribute__((vector_size(8 * kWidth)));
+  constexpr int kTileRows = 2 * kWidth;
+  for (int first_column = 0; first_column < kColumnSize; first_column += 4) {
+    for (int first_row = first_column - first_column % kTileRows; first_row < kColumnSize;
+         first_row += kTileRows) {
+      Pack low0 = {}, high0 = {}, low1 = {}, high1 = {}, low2 = {}, high2 = {}, low3 = {}, high3 = {};
+      const double* column = columns;
+      for (int p = 0; p < count; ++p, column += kColumnStride) {
+        Pack low, high;
+        __builtin_memcpy(&low, column + first_row, sizeof low);
+        __builtin_memcpy(&high, column + first_row + kWidth, sizeof high);
+        const double factor0 = column[first_column], factor1 = column[first_column + 1];
+        const double factor2 = column[first_column + 2], factor3 = column[first_column + 3];
+        low0 += low * factor0;
+        high0 += high * factor0;
+        low1 += low * factor1;
+        high1 += high * factor1;
+        low2 += low * factor2;
+        high2 += high * factor2;
+        low3 += low * factor3;
+        high3 += high * factor3;
+      }
+      double* tile = products + first_column * kColumnStride + first_row;
+      const Pack* results[4][2] = {{&low0, &high0}, {&low1, &high1}, {&low2, &high2}, {&low3, &high3}};
+      for (int k = 0; k < 4; ++k, tile += kColumnStride) {
+        __builtin_memcpy(tile, results[k][0], sizeof(Pack));
+        __builtin_memcpy(tile + kWidth, results[k][1], sizeof(Pack));
+      }
+    }
+  }
+}
+
+// Two builds of the kernel: 4-wide for CPUs with AVX, 2-wide (SSE2) otherwise.
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target("avx"))) void ComputeOuterProductsAvx(const double* columns, int count, double* products) {
+  ComputeOuterProductTiles<4>(columns, count, products);
+}
+#endif
+void ComputeOuterProductsBaseline(const double* columns, int count, double* products) {
+  ComputeOuterProductTiles<2>(columns, count, products);
+}
+void ComputeOuterProducts(const double* columns, int count, double* products) {
+#if defined(__GNUC__) && defined(__x86_64__)
+  static const bool has_avx = __builtin_cpu_supports("avx");
+  if (has_avx) {
+    ComputeOuterProductsAvx(columns, count, products);
+    return;
+  }
+#endif
+  ComputeOuterProductsBaseline(columns, count, products);
+}
+
+void RequireVelocitySize(const Eigen::VectorXd& velocity, int dof_count, const char* caller) {
+  if (velocity.size() != dof_count) {
+    throw std::invalid_argument(std::string("ImplicitMpm::") + caller + ": velocity has " +
+                                std::to_string(velocity.size()) + " entries, expected " + std::to_string(dof_count));
+  }
+}
+
+// Scaled optimality of spec §5 Z2: ‖M^(-1/2) ∇E‖ and its threshold
+// ε_r · max(‖M^(1/2) v‖, ‖M^(-1/2) Δt k‖), with Δt k = M(v − vⁿ − Δt g) − ∇E.
+struct ScaledOptimality {
+  double residual = 0.0;
+  double threshold = 0.0;
+  // residual / threshold, 0 when both vanish.
+  double Ratio() const {
+    if (residual == 0.0) return 0.0;
+    return threshold > 0.0 ? residual / threshold : std::numeric_limits<double>::infinity();
+  }
+  bool Converged() const { return residual <= threshold; }
+};
+
+ScaledOptimality EvaluateOptimality(const Eigen::VectorXd& masses, const Eigen::VectorXd& velocity,
+                                    const Eigen::VectorXd& initial_velocity, const Eigen::VectorXd& gradient,
+                                    const Vector3& gravity, double dt, double relative_tolerance) {
+  double residual_squared = 0.0, momentum_squared = 0.0, impulse_squared = 0.0;
+  for (int node = 0; node < masses.size(); ++node) {
+    const double mass = masses[node];
+    const Vector3 node_gradient = gradient.segment<3>(3 * node);
+    const Vector3 node_velocity = velocity.segment<3>(3 * node);
+    const Vector3 elastic_impulse =
+        mass * (node_velocity - initial_velocity.segment<3>(3 * node) - dt * gravity) - node_gradient;
+    residual_squared += node_gradient.squaredNorm() / mass;
+    momentum_squared += mass * node_velocity.squaredNorm();
+    impulse_squared += elastic_impulse.squaredNorm() / mass;
+  }
+  ScaledOptimality optimality;
+  optimality.residual = std::sqrt(residual_squared);
+  optimality.threshold = relative_tolerance * std::sqrt(std::max(momentum_squared, impulse_squared));
+  return optimality;
+}
+
+}  // namespace
+
+template <typename Visitor>
+void ImplicitMpm::ForEachGroupColored(Visitor&& visit) const {
+  // The grid's colouring: particle blocks of one colour write disjoint stencil nodes.
+  for (int color = 0; color < mpm::SparseGrid::kColors; ++color) {
+    const std::vector<int>& blocks = blocks_of_color_[color];
+    const int block_count = static_cast<int>(blocks.size());
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int k = 0; k < block_count; ++k) {
+      const int block = blocks[k];
+      for (int group = block_group_begin_[block]; group < block_group_begin_[block + 1]; ++group) {
+        visit(groups_[group]);
+      }
+    }
+  }
+}
+
+void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& particles,
+                        const std::vector<mpm::Material>& materials, const Vector3& gravity, double dt) {
+  gravity_ = gravity;
+  dt_ = dt;
+  const double spacing = grid.spacing();
+  const double inverse_inertia = mpm::ApicInverseInertiaScale(spacing);  // D⁻¹ = 4/h²
+
+  // 1. Active nodes m_i > 0 in grid node order and vⁿ_i = (m v)_i / m_i (seed 000 eq. 9).
+  const int node_count = grid.num_nodes();
+  active_nodes_.clear();
+  active_index_of_node_.assign(node_count, -1);
+  for (int node = 0; node < node_count; ++node) {
+    if (grid.mass[node] > 0.0) {
+      active_index_of_node_[node] = static_cast<int>(active_nodes_.size());
+      active_nodes_.push_back(node);
+    }
+  }
+  const int active_count = num_active_nodes();
+  node_masses_.resize(active_count);
+  initial_velocity_.resize(3 * active_count);
+  for (int active = 0; active < active_count; ++active) {
+    const int node = active_nodes_[active];
+    node_masses_[active] = grid.mass[node];
+    initial_velocity_.segment<3>(3 * active) = grid.momentum[node] / grid.mass[node];
+  }
+
+  // 2. Materials. The linear corotated model (also the elastic part of its von Mises
+  //    variant) has the closed-form tangent of spec §1.1.3 / §2.1.
+  materials_.assign(materials.size(), MaterialData{});
+  for (std::size_t m = 0; m < materials.size(); ++m) {
+    materials_[m].model = materials[m].constitutive_model;
+    materials_[m].linear_corotated = materials[m].constitutive_model->name() == "linear_corotated";
+    materials_[m].shear_modulus = materials[m].lame.shear_modulus;
+    materials_[m].first_lame_parameter = materials[m].lame.first_lame_parameter;
+  }
+
+  // 3. Cell groups. Inside each particle block of the grid, order the particles by base
+  //    node (cell) and then material; every run shares one stencil and one material.
+  const int block_count = grid.num_particle_blocks();
+  const std::vector<int>& block_sorted = grid.sorted_particles();
+  const int particle_count = static_cast<int>(block_sorted.size());
+  const int material_count = std::max<int>(1, static_cast<int>(materials.size()));
+  std::vector<int> group_key(particles.size());
+  std::vector<int> group_sorted(block_sorted);
+  std::vector<int> groups_in_block(block_count, 0);
+  const auto cell_of = [&](int p) {
+    const mpm::NodeCoordinate base = mpm::ComputeQuadraticStencil(particles.position[p], spacing).base_node;
+    return (base.x() & 3) + 4 * (base.y() & 3) + 16 * (base.z() & 3);
+  };
+#pragma omp parallel for schedule(dynamic, 4)
+  for (int block = 0; block < block_count; ++block) {
+    const int begin = grid.particle_block_begin(block), end = grid.particle_block_begin(block + 1);
+    for (int s = begin; s < end; ++s) {
+      const int p = group_sorted[s];
+      group_key[p] = cell_of(p) * material_count + particles.material[p];
+    }
+    std::stable_sort(group_sorted.begin() + begin, group_sorted.begin() + end,
+                     [&](int a, int b) { return group_key[a] < group_key[b]; });
+    for (int s = begin; s < end; ++s) {
+      if (s == begin || group_key[group_sorted[s]] != group_key[group_sorted[s - 1]]) ++groups_in_block[block];
+    }
+  }
+  block_group_begin_.assign(block_count + 1, 0);
+  for (int block = 0; block < block_count; ++block) {
+    block_group_begin_[block + 1] = block_group_begin_[block] + groups_in_block[block];
+  }
+  groups_.assign(block_group_begin_[block_count], CellGroup{});
+  strain_weights_.resize(particle_count);
+  deformation_gradients_.resize(particle_count);
+  reference_rotations_.resize(particle_count);
+  initial_volumes_.resize(particle_count);
+  stiffness_columns_.assign(static_cast<std::size_t>(particle_count) * kColumnStride, 0.0);
+
+  // 4. Per group its stencil DoFs; per particle F_pⁿ, R0, V⁰ and g_ip = F_pⁿᵀ a_ip with the
+  //    MLS weight a_ip = w_ip D⁻¹ (x_i − x_p), the F update of the shared G2P (header).
+#pragma omp parallel for schedule(dynamic, 4)
+  for (int block = 0; block < block_count; ++block) {
+    const int begin = grid.particle_block_begin(block), end = grid.particle_block_begin(block + 1);
+    int group = block_group_begin_[block] - 1;
+    for (int s = begin; s < end; ++s) {
+      const int p = group_sorted[s];
+      const mpm::QuadraticStencil stencil = mpm::ComputeQuadraticStencil(particles.position[p], spacing);
+      if (s == begin || group_key[p] != group_key[group_sorted[s - 1]]) {
+        if (group >= block_group_begin_[block]) groups_[group].end_particle = s;
+        CellGroup& new_group = groups_[++group];
+        std::array<int, 27> nodes;
+        grid.StencilNodes(block, stencil.base_node, nodes);
+        for (int i = 0; i < kStencilSize; ++i) new_group.dofs[i] = active_index_of_node_[nodes[i]];
+        new_group.first_particle = s;
+        new_group.material = particles.material[p];
+      }
+      const Matrix3& deformation = particles.deformation_gradient[p];
+      for (int c = 0; c < 3; ++c) {
+        for (int b = 0; b < 3; ++b) {
+          for (int a = 0; a < 3; ++a) {
+            const Vector3 velocity_gradient_weight =
+                (stencil.Weight(a, b, c) * inverse_inertia) * stencil.NodeOffset(a, b, c, spacing);
+            strain_weights_[s][a + 3 * b + 9 * c] = deformation.transpose() * velocity_gradient_weight;
+          }
+        }
+      }
+      deformation_gradients_[s] = deformation;
+      reference_rotations_[s] = particles.reference_rotation[p];
+      initial_volumes_[s] = particles.initial_volume[p];
+      // Linear corotated: the constant stiffness column u_p = √(Δt² V⁰) (R0 g_ip)_i.
+      if (materials_[particles.material[p]].linear_corotated) {
+        const Matrix3 scaled_rotation =
+            std::sqrt(dt * dt * particles.initial_volume[p]) * particles.reference_rotation[p];
+        double* column = &stiffness_columns_[static_cast<std::size_t>(s) * kColumnStride];
+        for (int i = 0; i < kStencilSize; ++i) {
+          Eigen::Map<Vector3>(column + 3 * i) = scaled_rotation * strain_weights_[s][i];
+        }
+      }
+    }
+    if (group >= block_group_begin_[block]) groups_[group].end_particle = end;
+  }
+  quadratic_ = std::all_of(groups_.begin(), groups_.end(),
+                           [&](const CellGroup& group) { return materials_[group.material].linear_corotated; });
+  for (int color = 0; color < mpm::SparseGrid::kColors; ++color) {
+    blocks_of_color_[color] = grid.particle_blocks_of_color(color);
+  }
+
+  // 5. Hessian pattern: active node pairs that share a stencil (‖i − j‖_∞ ≤ 2, spec §1.1.3).
+  //    First mark every touched neighbour slot with the neighbour's active index (rows of
+  //    one colour are disjoint), then number each node's neighbours in increasing order.
+  std::vector<int> neighbor_of_slot(static_cast<std::size_t>(active_count) * kNeighborSlots, -1);
+  ForEachGroupColored([&](const CellGroup& group) {
+    for (int i = 0; i < kStencilSize; ++i) {
+      if (group.dofs[i] < 0) continue;
+      int* row = &neighbor_of_slot[static_cast<std::size_t>(group.dofs[i]) * kNeighborSlots];
+      for (int j = 0; j < kStencilSize; ++j) {
+        if (group.dofs[j] >= 0) row[kSlotTable.slot[i][j]] = group.dofs[j];
+      }
+    }
+  });
+  neighbor_rank_.assign(neighbor_of_slot.size(), -1);
+  neighbor_count_.assign(active_count, 0);
+#pragma omp parallel for schedule(static)
+  for (int active = 0; active < active_count; ++active) {
+    std::array<std::pair<int, int>, kNeighborSlots> neighbors;  // (active index, slot)
+    int count = 0;
+    const int* row = &neighbor_of_slot[static_cast<std::size_t>(active) * kNeighborSlots];
+    for (int slot = 0; slot < kNeighborSlots; ++slot) {
+      if (row[slot] >= 0) neighbors[count++] = {row[slot], slot};
+    }
+    std::sort(neighbors.begin(), neighbors.begin() + count);
+    for (int rank = 0; rank < count; ++rank) {
+      neighbor_rank_[static_cast<std::size_t>(active) * kNeighborSlots + neighbors[rank].second] = rank;
+    }
+    neighbor_count_[active] = count;
+  }
+
+  // 6. Compressed column-major pattern, both triangles: column 3a + β holds rows 3b + α for
+  //    the neighbours b of a in increasing order, so its row indices are sorted.
+  column_value_begin_.assign(active_count + 1, 0);
+  for (int active = 0; active < active_count; ++active) {
+    column_value_begin_[active + 1] = column_value_begin_[active] + 9 * neighbor_count_[active];
+  }
+  const int dof_count = num_dofs();
+  const int nonzero_count = column_value_begin_[active_count];
+  hessian_pattern_ = SparseMatrix(dof_count, dof_count);
+  hessian_pattern_.resizeNonZeros(nonzero_count);
+  int* outer = hessian_pattern_.outerIndexPtr();
+  int* inner = hessian_pattern_.innerIndexPtr();
+  std::fill_n(hessian_pattern_.valuePtr(), nonzero_count, 0.0);
+  outer[dof_count] = nonzero_count;
+#pragma omp parallel for schedule(static)
+  for (int active = 0; active < active_count; ++active) {
+    const int stride = 3 * neighbor_count_[active];
+    const int* row = &neighbor_of_slot[static_cast<std::size_t>(active) * kNeighborSlots];
+    const int* ranks = &neighbor_rank_[static_cast<std::size_t>(active) * kNeighborSlots];
+    for (int direction = 0; direction < 3; ++direction) {
+      outer[3 * active + direction] = column_value_begin_[active] + direction * stride;
+    }
+    for (int slot = 0; slot < kNeighborSlots; ++slot) {
+      if (ranks[slot] < 0) continue;
+      for (int direction = 0; direction < 3; ++direction) {
+        for (int component = 0; component < 3; ++component) {
+          inner[column_value_begin_[active] + direction * stride + 3 * ranks[slot] + component] =
+              3 * row[slot] + component;
+        }
+      }
+    }
+  }
+}
+
+Matrix3 ImplicitMpm::DeformationGradient(const CellGroup& group, int particle,
+                                         const Eigen::VectorXd& velocity) const {
+  // F_p(v) = (I + Δt Σ_i v_i a_ipᵀ) F_pⁿ = F_pⁿ + Δt Σ_i v_i g_ipᵀ  (seed 000 eq. 14).
+  Matrix3 velocity_sum = Matrix3::Zero();
+  const std::array<Vector3, kStencilSize>& strain_weights = strain_weights_[particle];
+  for (int i = 0; i < kStencilSize; ++i) {
+    if (group.dofs[i] < 0) continue;
+    velocity_sum.noalias() += velocity.segment<3>(3 * group.dofs[i]) * strain_weights[i].transpose();
+  }
+  return deformation_gradients_[particle] + dt_ * velocity_sum;
+}
+
+double ImplicitMpm::Energy(const Eigen::VectorXd& velocity) const {
+  RequireVelocitySize(velocity, num_dofs(), "Energy");
+  // Elastic part Σ_p V_p⁰ Ψ(F_p(v)), per particle in parallel, summed in a fixed order.
+  std::vector<double> elastic_energy(deformation_gradients_.size(), 0.0);
+  const int group_count = static_cast<int>(groups_.size());
+#pragma omp parallel for schedule(dynamic, 4)
+  for (int g = 0; g < group_count; ++g) {
+    const CellGroup& group = groups_[g];
+    const mpm::ConstitutiveModel& model = *materials_[group.material].model;
+    for (int s = group.first_particle; s < group.end_particle; ++s) {
+      elastic_energy[s] = initial_volumes_[s] *
+                          model.EnergyDensity(DeformationGradient(group, s, velocity), reference_rotations_[s]);
+    }
+  }
+  // Inertia and gravity: ½ (v − vⁿ)ᵀ M (v − vⁿ) − Δt vᵀ M g  (seed 000 eq. 16).
+  double energy = 0.0;
+  for (int active = 0; active < num_active_nodes(); ++active) {
+    const Vector3 node_velocity = velocity.segment<3>(3 * active);
+    energy +=
+        node_masses_[active] * (0.5 * (node_velocity - initial_velocity_.segment<3>(3 * active)).squaredNorm() -
+                                dt_ * node_velocity.dot(gravity_));
+  }
+  for (const double particle_energy : elastic_energy) energy += particle_energy;
+  return energy;
+}
+
+Eigen::VectorXd ImplicitMpm::StressForces(const Eigen::VectorXd& velocity) const {
+  // Σ_p V_p⁰ P_p g_ip, scattered colour by colour (spec §1.1.3).
+  Eigen::VectorXd forces = Eigen::VectorXd::Zero(num_dofs());
+  ForEachGroupColored([&](const CellGroup& group) {
+    const mpm::ConstitutiveModel& model = *materials_[group.material].model;
+    for (int s = group.first_particle; s < group.end_particle; ++s) {
+      const Matrix3 stress = initial_volumes_[s] * model.FirstPiolaStress(DeformationGradient(group, s, velocity),
+                                                                          reference_rotations_[s]);
+      for (int i = 0; i < kStencilSize; ++i) {
+        if (group.dofs[i] < 0) continue;
+        forces.segment<3>(3 * group.dofs[i]) += stress * strain_weights_[s][i];
+      }
+    }
+  });
+  return forces;
+}
+
+Eigen::VectorXd ImplicitMpm::ElasticForces(const Eigen::VectorXd& velocity) const {
+  RequireVelocitySize(velocity, num_dofs(), "ElasticForces");
+  // k_i = −Σ_p V_p⁰ P_p g_ip  (spec §1.1.3).
+  return -StressForces(velocity);
+}
+
+Eigen::VectorXd ImplicitMpm::Gradient(const Eigen::VectorXd& velocity) const {
+  RequireVelocitySize(velocity, num_dofs(), "Gradient");
+  // ∇_i E = m_i (v_i − vⁿ_i − Δt g) + Δt Σ_p V_p⁰ P_p g_ip  (spec §1.1.3).
+  Eigen::VectorXd gradient = dt_ * StressForces(velocity);
+  for (int active = 0; active < num_active_nodes(); ++active) {
+    gradient.segment<3>(3 * active) +=
+        node_masses_[active] *
+        (velocity.segment<3>(3 * active) - initial_velocity_.segment<3>(3 * active) - dt_ * gravity_);
+  }
+  return gradient;
+}
+
+void ImplicitMpm::AddGroupStiffness(const CellGroup& group, const Eigen::VectorXd& velocity,
+                                    Eigen::MatrixXd& columns, Eigen::MatrixXd& products, double* values) const {
+  const MaterialData& material = materials_[group.material];
+  const int particle_count = group.end_particle - group.first_particle;
+
+  // 1. The group's stiffness Σ_p Δt² V_p⁰ K_p is a sum of outer products of 81-vectors
+  //    (27 stencil nodes × 3), one column u per product: Y = U Uᵀ (lower triangle), with
+  //    Y_ji its 3×3 block of row node j and column node i.
+  if (material.linear_corotated) {
+    // Linear corotated: u_p = √(Δt² V⁰) (R0 g_ip)_i, cached by Setup. With
+    // g_a·g_b = (R0 g_a)·(R0 g_b), the block K_p(g_j, g_i) = μ(g_j·g_i)I + μ(R0 g_i)(R0 g_j)ᵀ
+    // + λ(R0 g_j)(R0 g_i)ᵀ of spec §1.1.3 is μ tr(Y_ji) I + μ Y_jiᵀ + λ Y_ji.
+    ComputeOuterProducts(&stiffness_columns_[static_cast<std::size_t>(group.first_particle) * kColumnStride],
+                         particle_count, products.data());
+  } else {
+    // Generic model: dP/dF projected to PSD (eigenvalues clamped at 0, spec §5 Z3). Each
+    // kept eigenpair (θ, vec Q) gives K_p(g_j, g_i) a term θ (Q g_j)(Q g_i)ᵀ, so
+    // u = √(Δt² V⁰ θ) (Q g_ip)_i and Y_ji is the block itself.
+    if (columns.cols() < 9 * particle_count) columns.setZero(kColumnStride, 9 * particle_count);
+    int column_count = 0;
+    for (int s = group.first_particle; s < group.end_particle; ++s) {
+      const Matrix9 tangent = material.model->FirstPiolaStressDerivative(DeformationGradient(group, s, velocity),
+                                                                         reference_rotations_[s]);
+      const Eigen::SelfAdjointEigenSolver<Matrix9> eigen(0.5 * (tangent + tangent.transpose()));
+      for (int k = 0; k < 9; ++k) {
+        const double eigenvalue = eigen.eigenvalues()[k];
+        if (!(eigenvalue > 0.0)) continue;
+        const double scale = std::sqrt(dt_ * dt_ * initial_volumes_[s] * eigenvalue);
+        const Eigen::Map<const Matrix3> mode(eigen.eigenvectors().col(k).data());  // column-major vec⁻¹
+        const Matrix3 scaled_mode = scale * mode;
+        auto column = columns.col(column_count++);
+        for (int i = 0; i < kStencilSize; ++i) column.segment<3>(3 * i) = scaled_mode * strain_weights_[s][i];
+      }
+    }
+    ComputeOuterProducts(columns.data(), column_count, products.data());
+  }
+
+  // 2. Scatter column node by column node, so that the writes of one node stay inside its
+  //    three columns: column 3a + β of active node a = dofs[i] holds entry (α, β) of block
+  //    (b, a), b = dofs[j], at value 3·rank_a(b) + α.
+  const double shear_modulus = material.shear_modulus;
+  const double first_lame_parameter = material.first_lame_parameter;
+  for (int i = 0; i < kStencilSize; ++i) {
+    const int column_node = group.dofs[i];
+    if (column_node < 0) continue;
+    const int stride = 3 * neighbor_count_[column_node];
+    double* column_values = values + column_value_begin_[column_node];
+    const int* ranks = &neighbor_rank_[static_cast<std::size_t>(column_node) * kNeighborSlots];
+    for (int j = 0; j < kStencilSize; ++j) {
+      if (group.dofs[j] < 0) continue;
+      // Y_ji from the lower triangle of Y.
+      Matrix3 product;
+      if (j > i) {
+        product = products.block<3, 3>(3 * j, 3 * i);
+      } else if (j < i) {
+        product = products.block<3, 3>(3 * i, 3 * j).transpose();
+      } else {
+        product = products.block<3, 3>(3 * i, 3 * i).selfadjointView<Eigen::Lower>();
+      }
+      double* entries = column_values + 3 * ranks[kSlotTable.slot[i][j]];
+      if (material.linear_corotated) {
+        const double trace_term = shear_modulus * product.trace();
+        for (int beta = 0; beta < 3; ++beta) {
+          for (int alpha = 0; alpha < 3; ++alpha) {
+            entries[beta * stride + alpha] += shear_modulus * product(beta, alpha) +
+                                              first_lame_parameter * product(alpha, beta) +
+                                              (alpha == beta ? trace_term : 0.0);
+          }
+        }
+      } else {
+        for (int beta = 0; beta < 3; ++beta) {
+          for (int alpha = 0; alpha < 3; ++alpha) entries[beta * stride + alpha] += product(alpha, beta);
+        }
+      }
+    }
+  }
+}
+
+SparseMatrix ImplicitMpm::Hessian(const Eigen::VectorXd& velocity) const {
+  RequireVelocitySize(velocity, num_dofs(), "Hessian");
+  SparseMatrix hessian = hessian_pattern_;
+  double* values = hessian.valuePtr();
+
+  // 1. Lumped mass m_i I₃ on the diagonal blocks.
+  for (int active = 0; active < num_active_nodes(); ++active) {
+    const int stride = 3 * neighbor_count_[active];
+    const int own_rank = neighbor_rank_[static_cast<std::size_t>(active) * kNeighborSlots + kOwnSlot];
+    for (int direction = 0; direction < 3; ++direction) {
+      values[column_value_begin_[active] + direction * stride + 3 * own_rank + direction] += node_masses_[active];
+    }
+  }
+
+  // 2. Elastic stiffness Δt² Σ_p V_p⁰ K_p(g_ip, g_jp), one rank update per cell group,
+  //    colour by colour with one workspace per thread.
+  struct Workspace {
+    Eigen::MatrixXd columns = Eigen::MatrixXd(kColumnStride, 0);  // generic models' u (rows 81… zero)
+    Eigen::MatrixXd products = Eigen::MatrixXd(kColumnStride, kColumnStride);
+  };
+  std::vector<Workspace> workspaces(omp_get_max_threads());
+  ForEachGroupColored([&](const CellGroup& group) {
+    Workspace& workspace = workspaces[omp_get_thread_num()];
+    AddGroupStiffness(group, velocity, workspace.columns, workspace.products, values);
+  });
+  return hessian;
+}
+
+ImplicitMpmSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& options,
+                                                linear_algebra::SparseCholesky& cholesky,
+                                                Eigen::VectorXd& free_motion_velocity,
+                                                SparseMatrix& hessian) const {
+  ImplicitMpmSummary summary;
+  Eigen::VectorXd velocity = initial_velocity_;
+  if (num_dofs() == 0) {  // no particles: nothing to solve
+    free_motion_velocity = velocity;
+    hessian = hessian_pattern_;
+    summary.converged = true;
+    return summary;
+  }
+  const auto optimality_at = [&](const Eigen::VectorXd& at, const Eigen::VectorXd& gradient) {
+    return EvaluateOptimality(node_masses_, at, initial_velocity_, gradient, gravity_, dt_,
+                              options.relative_tolerance);
+  };
+
+  if (quadratic_) {
+    // Linear corotated: E is quadratic, one Newton step v* = vⁿ − A⁻¹ ∇E(vⁿ) is exact
+    // (spec §1.1.3); A does not depend on v and is returned as is.
+    hessian = Hessian(velocity);
+    if (!cholesky.Factor(hessian)) {
+      free_motion_velocity = velocity;
+      summary.residual = optimality_at(velocity, Gradient(velocity)).Ratio();
+      return summary;
+    }
+    velocity -= cholesky.Solve(Gradient(velocity));
+    summary.newton_iterations = 1;
+    summary.residual = optimality_at(velocity, Gradient(velocity)).Ratio();
+    summary.converged = true;
+    free_motion_velocity = velocity;
+    return summary;
+  }
+
+  // Nonlinear models: Newton with the PSD-projected Hessian and Armijo backtracking on E
+  // (spec §2.3, §5 Z2–Z3).
+  double energy = Energy(velocity);
+  for (;;) {
+    const Eigen::VectorXd gradient = Gradient(velocity);
+    const ScaledOptimality optimality = optimality_at(velocity, gradient);
+    summary.residual = optimality.Ratio();
+    if (optimality.Converged()) {
+      summary.converged = true;
+      break;
+    }
+    if (summary.newton_iterations >= options.max_newton_iterations) break;
+
+    // Newton direction Δv = −A⁻¹ ∇E.
+    const SparseMatrix newton_matrix = Hessian(velocity);
+    if (!cholesky.Factor(newton_matrix)) break;
+    const Eigen::VectorXd direction = -cholesky.Solve(gradient);
+    const double slope = gradient.dot(direction);
+    if (!(slope < 0.0)) break;
+
+    // Backtracking: halve α until E(v + α Δv) ≤ E(v) + c α ∇E·Δv.
+    double step = 1.0;
+    bool accepted = false;
+    for (int backtrack = 0; backtrack <= kMaxBacktracks; ++backtrack) {
+      const Eigen::VectorXd trial = velocity + step * direction;
+      const double trial_energy = Energy(trial);
+      if (trial_energy <= energy + kArmijoSlopeFraction * step * slope) {
+        velocity = trial;
+        energy = trial_energy;
+        accepted = true;
+        break;
+      }
+      step *= 0.5;
+      ++summary.line_search_backtracks;
+    }
+    ++summary.newton_iterations;
+    if (!accepted) break;  // no decrease left at round-off level; v and its residual stand
+  }
+  free_motion_velocity = velocity;
+  hessian = Hessian(velocity);
+  return summary;
+}
+
+}  // namespace contactlab::sap

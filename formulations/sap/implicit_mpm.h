@@ -1,0 +1,155 @@
+#pragma once
+// The implicit MPM free motion of one time step (seed 000 eqs. 11–16, spec-sap-qn §1.1.3):
+// the grid velocities v of the active nodes minimize
+//   E(v) = ½ (v − vⁿ)ᵀ M (v − vⁿ) − Δt vᵀ M g + Σ_p V_p⁰ Ψ(F_p(v)),
+// with M = diag(m_i I₃) the lumped mass, vⁿ the APIC grid velocities from P2G, and the
+// elastic deformation gradient of particle p after the step
+//   F_p(v) = (I + Δt Σ_i v_i a_ipᵀ) F_pⁿ,   a_ip = w_ip D⁻¹ (x_i − x_p),   D⁻¹ = 4/h².
+// a_ip is the MLS-MPM velocity-gradient weight (Hu et al. 2018): it is the update the shared
+// G2P applies (F ← (I + Δt C_p) F with C_p = Σ_i v_i a_ipᵀ), so the energy minimized here is
+// exactly the one the particles end up with. (Seed 000 eq. 14 writes ∇w_ip instead; with
+// quadratic B-splines the two differ by O(h) and the MLS form keeps a single F update.)
+// Plasticity is lagged (applied after the step), so F_pⁿ is the elastic gradient F^E and
+// Ψ uses the particle's stored reference rotation R0.
+//
+// Gradient and Hessian (spec §1.1.3 with g_ip = F_pⁿᵀ a_ip):
+//   ∇_i E = m_i (v_i − v_iⁿ) − Δt m_i g + Δt Σ_p V_p⁰ P_p g_ip,
+//   [A]_ij = m_i δ_ij I₃ + Δt² Σ_p V_p⁰ K_p(g_ip, g_jp),  K_p(a,b)_αβ = Σ_γδ ∂P_αγ/∂F_βδ a_γ b_δ.
+// For the linear corotated model Ψ is quadratic in F, A is constant and one Newton step is
+// exact; other models take damped Newton steps with the per-particle tangent projected to
+// be positive semidefinite (spec §5 Z3), so A stays SPD.
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+
+#include "formulations/linear_algebra/sparse_cholesky.h"
+#include "mpm/material.h"
+#include "mpm/particles.h"
+#include "mpm/sparse_grid.h"
+
+namespace contactlab::sap {
+
+using linear_algebra::SparseMatrix;
+using mpm::Matrix3;
+using mpm::Vector3;
+
+struct ImplicitMpmOptions {
+  // Newton stops when ‖M^(-1/2) ∇E‖ ≤ tolerance · max(‖M^(1/2) v‖, ‖M^(-1/2) Δt k‖)
+  // (spec §5 Z2, SAP-style scaling; k the elastic forces) [-]. Seed 000 uses 1e-6.
+  double relative_tolerance = 1.0e-6;
+  // Newton iterations for nonlinear models (the linear corotated model takes one).
+  int max_newton_iterations = 50;
+};
+
+struct ImplicitMpmSummary {
+  int newton_iterations = 0;
+  double residual = 0.0;     // final scaled gradient norm / threshold
+  bool converged = false;
+  int line_search_backtracks = 0;
+};
+
+class ImplicitMpm {
+ public:
+  // Prepares the problem of one step from a grid on which mpm::ParticleToGrid(particles,
+  // materials, /*stress_dt=*/0, grid) has just run (masses and APIC momenta, no stress).
+  // Active nodes are those with m_i > 0, numbered in grid node order; DoFs 3k…3k+2 belong
+  // to active node k. Caches each particle's stencil, a_ip and the F, R0, V⁰ it needs.
+  void Setup(const mpm::SparseGrid& grid, const mpm::Particles& particles,
+             const std::vector<mpm::Material>& materials, const Vector3& gravity, double dt);
+
+  int num_active_nodes() const { return static_cast<int>(active_nodes_.size()); }
+  int num_dofs() const { return 3 * num_active_nodes(); }
+  // Grid node index of each active node, and the active index of a grid node (−1 if none).
+  const std::vector<int>& active_nodes() const { return active_nodes_; }
+  int ActiveIndexOfGridNode(int grid_node) const { return active_index_of_node_[grid_node]; }
+  // m_i per active node [kg].
+  const Eigen::VectorXd& node_masses() const { return node_masses_; }
+  // vⁿ (size num_dofs) [m/s].
+  const Eigen::VectorXd& initial_velocity() const { return initial_velocity_; }
+
+  double Energy(const Eigen::VectorXd& velocity) const;              // [J]
+  Eigen::VectorXd Gradient(const Eigen::VectorXd& velocity) const;   // [N s]
+  // Full symmetric matrix (both triangles), compressed column-major with sorted row
+  // indices. Its pattern depends only on the active nodes and the particles' stencils (node
+  // pairs that share a particle), never on values, so CHOLMOD's symbolic analysis can be
+  // reused while they are unchanged. Assembled in parallel (colour by colour), identical
+  // bits for any thread count.
+  SparseMatrix Hessian(const Eigen::VectorXd& velocity) const;       // [kg]
+  // Elastic forces k(v) = −Σ_p V_p⁰ P_p g_ip per DoF [N] (the Δt-scaled part of ∇E).
+  Eigen::VectorXd ElasticForces(const Eigen::VectorXd& velocity) const;
+
+  // Newton (with backtracking on E for nonlinear models) from vⁿ: returns v* and sets
+  // `hessian` to A = ∇²E(v*), the MPM block of the contact problem's A.
+  ImplicitMpmSummary SolveFreeMotion(const ImplicitMpmOptions& options,
+                                     linear_algebra::SparseCholesky& cholesky,
+                                     Eigen::VectorXd& free_motion_velocity, SparseMatrix& hessian) const;
+
+ private:
+  // Stencil slots and neighbour slots: a particle's 27 stencil nodes are i₀ + (a, b, c),
+  // a, b, c ∈ {0, 1, 2}, numbered a + 3b + 9c; two nodes of one stencil differ by an offset
+  // in {−2…2}³, numbered (dx + 2) + 5(dy + 2) + 25(dz + 2) (125 neighbour slots).
+  static constexpr int kStencilSize = 27;
+  static constexpr int kNeighborSlots = 125;
+
+  // What the step needs of each material.
+  struct MaterialData {
+    std::shared_ptr<const mpm::ConstitutiveModel> model;
+    bool linear_corotated = false;      // closed-form tangent K_p (spec §1.1.3)
+    double shear_modulus = 0.0;         // μ_L [Pa]
+    double first_lame_parameter = 0.0;  // λ [Pa]
+  };
+  // Particles of one particle block that share a base node (hence a stencil) and a
+  // material; the unit of the Hessian assembly (one rank update per group).
+  struct CellGroup {
+    std::array<int, kStencilSize> dofs;  // active index of each stencil node, −1 if none
+    int first_particle = 0;              // range in the group-sorted particle arrays
+    int end_particle = 0;
+    int material = 0;
+  };
+
+  // Elastic deformation gradient after the step, F_p(v) = F_pⁿ + Δt Σ_i v_i g_ipᵀ.
+  Matrix3 DeformationGradient(const CellGroup& group, int particle, const Eigen::VectorXd& velocity) const;
+  // Σ_p V_p⁰ P_p g_ip per DoF [N] (= −k).
+  Eigen::VectorXd StressForces(const Eigen::VectorXd& velocity) const;
+  // Runs visit(group) for every cell group, colour by colour, in parallel over the particle
+  // blocks of a colour: groups that run at once never share a stencil node.
+  template <typename Visitor>
+  void ForEachGroupColored(Visitor&& visit) const;
+  // Adds the group's Δt² Σ_p V_p⁰ K_p blocks to the compressed Hessian values.
+  void AddGroupStiffness(const CellGroup& group, const Eigen::VectorXd& velocity, Eigen::MatrixXd& columns,
+                         Eigen::MatrixXd& products, double* values) const;
+
+  Vector3 gravity_ = Vector3::Zero();
+  double dt_ = 0.0;
+  std::vector<int> active_nodes_;
+  std::vector<int> active_index_of_node_;
+  Eigen::VectorXd node_masses_;
+  Eigen::VectorXd initial_velocity_;
+  std::vector<MaterialData> materials_;
+  bool quadratic_ = true;  // every particle is linear corotated: E is quadratic in v
+
+  // Particle data in group-sorted order (the grid's block order, then cell, then material).
+  std::vector<std::array<Vector3, kStencilSize>> strain_weights_;  // g_ip = F_pⁿᵀ a_ip [1/m]
+  std::vector<Matrix3> deformation_gradients_;                     // F_pⁿ = F^E [-]
+  std::vector<Matrix3> reference_rotations_;                       // R0 [-]
+  std::vector<double> initial_volumes_;                            // V_p⁰ [m³]
+  // Linear corotated particles: √(Δt² V_p⁰) (R0 g_ip)_i, 81 values (zero-padded to 88)
+  // each [s √m].
+  std::vector<double> stiffness_columns_;
+  std::vector<CellGroup> groups_;
+  std::vector<int> block_group_begin_;                             // groups of particle block k
+  std::array<std::vector<int>, mpm::SparseGrid::kColors> blocks_of_color_;
+
+  // Hessian pattern: node pairs that share a stencil. Column 3a + β of the compressed
+  // matrix lists the neighbours b of active node a in increasing order, three rows each.
+  SparseMatrix hessian_pattern_;          // all values zero
+  std::vector<int> neighbor_rank_;        // [a · 125 + slot] → position of b in a's list, −1
+  std::vector<int> neighbor_count_;       // neighbours of a (itself included)
+  std::vector<int> column_value_begin_;   // value index where column 3a starts
+};
+
+}  // namespace contactlab::sap

@@ -1,0 +1,361 @@
+#include "formulations/sap/sap_formulation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#include "formulations/contact/particle_contacts.h"
+#include "formulations/sap/schur_complement.h"
+#include "formulations/sap/sparse_sap_linear_system.h"
+#include "mpm/bspline.h"
+#include "mpm/transfers.h"
+
+namespace contactlab::sap {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// One particle–geometry contact with everything the problem needs: the grid nodes under the
+// particle with their weights, the rigid Jacobian and the bias velocity.
+struct ContactCoupling {
+  std::array<int, 27> node;      // active node index (−1 when absent or of zero weight)
+  std::array<double, 27> weight; // w_ip
+  Eigen::Matrix<double, 3, Eigen::Dynamic> rigid_jacobian;  // world-frame point Jacobian
+  int rigid_first_column = -1;
+  Vector3 bias_world = Vector3::Zero();  // prescribed rigid point velocity [m/s]
+};
+
+bool AllFinite(const Eigen::VectorXd& vector) { return vector.allFinite(); }
+
+// The 3 × 3 diagonal block of every node of a full symmetric node-block matrix.
+std::vector<Matrix3> NodeDiagonalBlocks(const SparseMatrix& matrix) {
+  std::vector<Matrix3> blocks(matrix.cols() / 3, Matrix3::Zero());
+  for (int column = 0; column < matrix.outerSize(); ++column) {
+    for (SparseMatrix::InnerIterator entry(matrix, column); entry; ++entry) {
+      if (entry.row() / 3 == column / 3) blocks[column / 3](entry.row() % 3, column % 3) = entry.value();
+    }
+  }
+  return blocks;
+}
+
+// Delassus scale w = tr(W_cc)/3 of every contact, W = J A⁻¹ Jᵀ (spec §1.3.2), and the
+// contact constants that depend on it. Estimates:
+//   "exact"           W_cc from the dense reduced matrix [A_rigid, S] (Schur path only):
+//                     the true mobility, stiffness of the material included;
+//   "block_diagonal"  MPM part Σ_i w_ip² (A_MPM)_ii⁻¹ with A's 3 × 3 node blocks (mass and
+//                     stiffness), plus the exact rigid part;
+//   "lumped_mass"     MPM part Σ_i w_ip²/m_i I (ignores stiffness), plus the rigid part.
+// A stiff material makes the lumped estimate far too large (the near-rigid regularization
+// β²w/(4π²) then makes the contact soft and bouncy); the exact one is what SAP assumes.
+void PrepareContacts(const std::string& estimate, const contact::ContactModel& model, const RigidDofs& rigid,
+                     const ImplicitMpm& implicit_mpm, const std::vector<contact::ParticleContact>& contacts,
+                     const std::vector<ContactCoupling>& couplings, const SparseMatrix& mpm_matrix,
+                     const Eigen::MatrixXd* reduced_matrix, double dt, SapProblem& problem) {
+  const int contact_count = static_cast<int>(contacts.size());
+  std::vector<double> delassus(contact_count, 0.0);
+  if (estimate == "exact") {
+    const Eigen::LLT<Eigen::MatrixXd> factor(*reduced_matrix);
+    const int size = static_cast<int>(reduced_matrix->rows());
+    Eigen::MatrixXd jacobian_transpose(size, 3);
+    for (int c = 0; c < contact_count; ++c) {
+      jacobian_transpose.setZero();
+      for (const JacobianBlock& block : problem.constraints[c].jacobian) {
+        jacobian_transpose.middleRows(block.column, block.matrix.cols()) = block.matrix.transpose();
+      }
+      const Eigen::MatrixXd half = factor.matrixL().solve(jacobian_transpose);
+      delassus[c] = (half.transpose() * half).trace() / 3.0;
+    }
+  } else {
+    const bool with_stiffness = estimate == "block_diagonal";
+    const std::vector<Matrix3> node_blocks = with_stiffness ? NodeDiagonalBlocks(mpm_matrix) : std::vector<Matrix3>{};
+    const Eigen::VectorXd& node_masses = implicit_mpm.node_masses();
+    for (int c = 0; c < contact_count; ++c) {
+      const ContactCoupling& coupling = couplings[c];
+      Matrix3 mobility = rigid.PointMobility(coupling.rigid_first_column, coupling.rigid_jacobian);
+      for (int k = 0; k < 27; ++k) {
+        const int node = coupling.node[k];
+        if (node < 0) continue;
+        const double weight_squared = coupling.weight[k] * coupling.weight[k];
+        mobility += with_stiffness ? Matrix3(weight_squared * node_blocks[node].inverse())
+                                   : Matrix3(weight_squared / node_masses[node] * Matrix3::Identity());
+      }
+      delassus[c] = mobility.trace() / 3.0;
+    }
+  }
+  for (int c = 0; c < contact_count; ++c) {
+    contact::ContactPointState state;
+    state.penetration = contacts[c].penetration;
+    state.previous_normal_velocity = contacts[c].relative_velocity.z();
+    state.friction_coefficient = contacts[c].friction_coefficient;
+    state.delassus_scale = delassus[c];
+    problem.constraints[c].contact = model.Prepare(state, dt);
+  }
+}
+
+}  // namespace
+
+std::vector<ParameterSpec> SapOptions::Specs() {
+  const SapOptions defaults;
+  std::vector<ParameterSpec> specs = {
+      {"sap.relative_tolerance", defaults.solver.relative_tolerance, "1",
+       "SAP optimality tolerance eps_r on the scaled gradient; seed 000 uses 1e-6.", Positive()},
+      {"sap.absolute_tolerance", defaults.solver.absolute_tolerance, "J^0.5",
+       "SAP absolute tolerance eps_a for problems with zero momentum scale (Drake default).",
+       NonNegative()},
+      {"sap.max_iterations", std::int64_t{defaults.solver.max_iterations}, "1",
+       "Newton iterations allowed per step before the step is reported unconverged.", Positive()},
+      {"sap.free_motion_tolerance", defaults.free_motion.relative_tolerance, "1",
+       "Relative tolerance of the implicit MPM free motion (seed 000: 1e-6).", Positive()},
+      {"sap.max_free_motion_iterations", std::int64_t{defaults.free_motion.max_newton_iterations}, "1",
+       "Newton iterations for nonlinear materials in the free motion (linear corotated takes one).",
+       Positive()},
+      {"sap.linear_solver", std::string(defaults.linear_solver), "",
+       "schur: dense SAP after a Schur complement onto contact nodes; full: sparse SAP on all nodes; auto: by size.",
+       OneOf({"auto", "schur", "full"})},
+      {"sap.max_dense_unknowns", std::int64_t{defaults.max_dense_unknowns}, "1",
+       "auto uses the Schur path while the reduced problem has at most this many unknowns.", Positive()},
+      {"sap.delassus_estimate", std::string(defaults.delassus_estimate), "",
+       "Contact mobility w for SAP's regularization: exact (Schur path), block_diagonal, lumped_mass; auto picks exact when it can.",
+       OneOf({"auto", "exact", "block_diagonal", "lumped_mass"})},
+      {"sap.contact_margin", defaults.contact_margin, "1",
+       "Distance, as a fraction of h, within which particles outside a rigid surface become gap contacts (0: inside only, as seed 000).",
+       NonNegative()},
+  };
+  for (ParameterSpec& spec : contact::ContactModelParameters::Specs()) specs.push_back(std::move(spec));
+  return specs;
+}
+
+SapOptions SapOptions::FromParameters(const ParameterSet& parameters) {
+  SapOptions options;
+  options.solver.relative_tolerance = parameters.GetDouble("sap.relative_tolerance");
+  options.solver.absolute_tolerance = parameters.GetDouble("sap.absolute_tolerance");
+  options.solver.max_iterations = static_cast<int>(parameters.GetInt("sap.max_iterations"));
+  options.free_motion.relative_tolerance = parameters.GetDouble("sap.free_motion_tolerance");
+  options.free_motion.max_newton_iterations =
+      static_cast<int>(parameters.GetInt("sap.max_free_motion_iterations"));
+  options.linear_solver = parameters.GetString("sap.linear_solver");
+  options.max_dense_unknowns = static_cast<int>(parameters.GetInt("sap.max_dense_unknowns"));
+  options.delassus_estimate = parameters.GetString("sap.delassus_estimate");
+  options.contact_margin = parameters.GetDouble("sap.contact_margin");
+  options.contact = contact::ContactModelParameters::FromParameters(parameters);
+  if (options.delassus_estimate == "exact" && options.linear_solver == "full") {
+    throw InputError("sap.delassus_estimate = exact needs the Schur path; set sap.linear_solver to schur or auto");
+  }
+  const std::string problem = options.solver.Validate();
+  if (!problem.empty()) throw InputError("sap: " + problem);
+  return options;
+}
+
+SapFormulation::SapFormulation(SapOptions options)
+    : options_(std::move(options)), contact_model_(contact::MakeContactModel(options_.contact)) {}
+
+StepReport SapFormulation::Step(World& world, double dt) {
+  StepReport report;
+  statistics_ = SapStepStatistics{};
+  mpm::Particles& particles = world.particles;
+  const double spacing = world.grid_spacing;
+  if (grid_.spacing() != spacing) grid_ = mpm::SparseGrid(spacing);
+
+  // 1–2. P2G (mass and momentum only) and the implicit MPM free motion (eqs. 9, 15–16).
+  auto start = Clock::now();
+  mpm::ParticleToGrid(particles, world.materials, /*stress_dt=*/0.0, grid_);
+  implicit_mpm_.Setup(grid_, particles, world.materials, world.gravity, dt);
+  Eigen::VectorXd mpm_free_velocity;
+  SparseMatrix mpm_matrix;
+  const auto factor_start = Clock::now();
+  statistics_.free_motion =
+      implicit_mpm_.SolveFreeMotion(options_.free_motion, free_motion_cholesky_, mpm_free_velocity, mpm_matrix);
+  statistics_.factorization_seconds += SecondsSince(factor_start);
+  if (!AllFinite(mpm_free_velocity)) {
+    throw SimulationDiverged("sap: non-finite MPM free-motion velocity at t = " + std::to_string(world.time) + " s");
+  }
+  statistics_.active_nodes = implicit_mpm_.num_active_nodes();
+  // 3. Rigid free motion (§1.3.5).
+  rigid_dofs_.Setup(world, dt);
+  const int rigid_size = rigid_dofs_.size();
+  statistics_.rigid_unknowns = rigid_size;
+  report.timings.free_motion = SecondsSince(start);
+
+  // 4. Contacts at xⁿ against geometry posed at qⁿ (§3).
+  start = Clock::now();
+  const std::vector<contact::ParticleContact> contacts =
+      contact::DetectParticleContacts(particles, world.bodies, options_.contact_margin * spacing);
+  report.timings.detection = SecondsSince(start);
+
+  // 5a. Couplings: grid stencil of each contact particle, rigid Jacobians and bias.
+  start = Clock::now();
+  const int contact_count = static_cast<int>(contacts.size());
+  std::vector<ContactCoupling> couplings(contact_count);
+  std::vector<int> participating;  // active nodes under contact particles
+  for (int c = 0; c < contact_count; ++c) {
+    const contact::ParticleContact& point = contacts[c];
+    ContactCoupling& coupling = couplings[c];
+    const mpm::QuadraticStencil stencil = mpm::ComputeQuadraticStencil(particles.position[point.particle], spacing);
+    int k = 0;
+    for (int cz = 0; cz < 3; ++cz) {
+      for (int cy = 0; cy < 3; ++cy) {
+        for (int cx = 0; cx < 3; ++cx, ++k) {
+          const double weight = stencil.Weight(cx, cy, cz);
+          const int grid_node = grid_.FindNode(stencil.base_node + mpm::NodeCoordinate(cx, cy, cz));
+          const int active = grid_node >= 0 ? implicit_mpm_.ActiveIndexOfGridNode(grid_node) : -1;
+          coupling.node[k] = (weight > 0.0) ? active : -1;
+          coupling.weight[k] = weight;
+          if (coupling.node[k] >= 0) participating.push_back(coupling.node[k]);
+        }
+      }
+    }
+    if (rigid_dofs_.HasDofs(point.body)) {
+      coupling.rigid_jacobian =
+          rigid_dofs_.PointJacobian(world, point.body, point.position, &coupling.rigid_first_column);
+    }
+    coupling.bias_world = rigid_dofs_.PointBiasVelocity(world, point.body, point.position, dt);
+  }
+  std::sort(participating.begin(), participating.end());
+  participating.erase(std::unique(participating.begin(), participating.end()), participating.end());
+  statistics_.participating_nodes = static_cast<int>(participating.size());
+
+  // 5b. Choose the linear algebra and number the problem's unknowns: rigid first, then
+  // either the participating nodes (Schur) or every active node (full).
+  const int reduced_size = rigid_size + 3 * static_cast<int>(participating.size());
+  const bool use_schur = options_.linear_solver == "schur" ||
+                         (options_.linear_solver == "auto" && reduced_size <= options_.max_dense_unknowns);
+  statistics_.used_schur = use_schur && contact_count > 0;
+  std::vector<int> problem_index_of_node(implicit_mpm_.num_active_nodes(), -1);
+  if (use_schur) {
+    for (std::size_t k = 0; k < participating.size(); ++k) problem_index_of_node[participating[k]] = static_cast<int>(k);
+  } else {
+    for (int node = 0; node < implicit_mpm_.num_active_nodes(); ++node) problem_index_of_node[node] = node;
+  }
+
+  SapProblem problem;
+  problem.model = contact_model_.get();
+  problem.constraints.resize(contact_count);
+  for (int c = 0; c < contact_count; ++c) {
+    const contact::ParticleContact& point = contacts[c];
+    const ContactCoupling& coupling = couplings[c];
+    const Matrix3 world_to_contact = point.frame.transpose();  // R_CW
+    SapConstraint& constraint = problem.constraints[c];
+    // v_c = R_CW (Σ_i w_ip v_i − J_B v_rigid − b_B): MPM blocks w_ip R_CW, rigid −R_CW J_B.
+    if (coupling.rigid_jacobian.cols() > 0) {
+      constraint.jacobian.push_back({coupling.rigid_first_column, -world_to_contact * coupling.rigid_jacobian});
+    }
+    for (int k = 0; k < 27; ++k) {
+      if (coupling.node[k] < 0) continue;
+      constraint.jacobian.push_back({rigid_size + 3 * problem_index_of_node[coupling.node[k]],
+                                     coupling.weight[k] * world_to_contact});
+    }
+    constraint.bias = -world_to_contact * coupling.bias_world;
+  }
+  report.timings.assembly = SecondsSince(start);
+
+  // 5c. Solve (Newton, exact line search, warm start v*).
+  Eigen::VectorXd rigid_velocity = rigid_dofs_.free_motion_velocity();
+  Eigen::VectorXd mpm_velocity = mpm_free_velocity;
+  std::vector<Vector3> impulses;
+  if (contact_count > 0) {
+    if (use_schur) {
+      start = Clock::now();
+      SchurComplement schur;
+      schur.Compute(mpm_matrix, participating, schur_cholesky_);
+      Eigen::MatrixXd reduced_matrix = Eigen::MatrixXd::Zero(reduced_size, reduced_size);
+      reduced_matrix.topLeftCorner(rigid_size, rigid_size) = rigid_dofs_.dynamics_matrix();
+      reduced_matrix.bottomRightCorner(reduced_size - rigid_size, reduced_size - rigid_size) = schur.matrix();
+      problem.free_motion_velocity.resize(reduced_size);
+      problem.free_motion_velocity << rigid_dofs_.free_motion_velocity(), schur.Restrict(mpm_free_velocity);
+      PrepareContacts(options_.delassus_estimate == "auto" ? "exact" : options_.delassus_estimate, *contact_model_,
+                      rigid_dofs_, implicit_mpm_, contacts, couplings, mpm_matrix, &reduced_matrix, dt, problem);
+      DenseSapLinearSystem system(std::move(reduced_matrix));
+      const double schur_seconds = SecondsSince(start);
+      statistics_.factorization_seconds += schur_seconds;
+      report.timings.assembly += schur_seconds;
+      start = Clock::now();
+      statistics_.solver = SolveSap(problem, system, problem.free_motion_velocity, options_.solver);
+      rigid_velocity = statistics_.solver.velocity.head(rigid_size);
+      mpm_velocity = schur.Recover(mpm_free_velocity, statistics_.solver.velocity.tail(reduced_size - rigid_size));
+    } else {
+      start = Clock::now();
+      problem.free_motion_velocity.resize(rigid_size + mpm_free_velocity.size());
+      problem.free_motion_velocity << rigid_dofs_.free_motion_velocity(), mpm_free_velocity;
+      // "exact" needs the dense reduced matrix; when "auto" chose this path it falls back.
+      const bool needs_fallback = options_.delassus_estimate == "auto" || options_.delassus_estimate == "exact";
+      PrepareContacts(needs_fallback ? "block_diagonal" : options_.delassus_estimate,
+                      *contact_model_, rigid_dofs_, implicit_mpm_, contacts, couplings, mpm_matrix, nullptr, dt,
+                      problem);
+      SparseSapLinearSystem system(rigid_dofs_.dynamics_matrix(), mpm_matrix, contact_cholesky_);
+      statistics_.solver = SolveSap(problem, system, problem.free_motion_velocity, options_.solver);
+      rigid_velocity = statistics_.solver.velocity.head(rigid_size);
+      mpm_velocity = statistics_.solver.velocity.tail(mpm_free_velocity.size());
+    }
+    report.timings.solve = SecondsSince(start);
+    statistics_.factorization_seconds += statistics_.solver.factorization_seconds;
+    statistics_.line_search_seconds = statistics_.solver.line_search_seconds;
+    statistics_.problem_unknowns = static_cast<int>(problem.free_motion_velocity.size());
+    impulses = statistics_.solver.impulses;
+    if (!AllFinite(statistics_.solver.velocity) || statistics_.solver.stop_reason == "factorization") {
+      throw SimulationDiverged("sap: contact solve failed (" + statistics_.solver.stop_reason + ") at t = " +
+                               std::to_string(world.time) + " s");
+    }
+    report.outer_iterations = statistics_.solver.iterations;
+    report.residual = statistics_.solver.residual;
+    report.converged = statistics_.solver.converged;
+  }
+  report.converged = report.converged && statistics_.free_motion.converged;
+
+  // 6a. Rigid bodies: v⁺ = v* + A⁻¹ Jᵀγ, then positions; contact loads per body.
+  start = Clock::now();
+  Eigen::VectorXd rigid_impulse = Eigen::VectorXd::Zero(rigid_size);
+  report.contact_wrench.assign(world.bodies.size(), BodyWrench{});
+  for (int c = 0; c < contact_count; ++c) {
+    const contact::ParticleContact& point = contacts[c];
+    const Vector3 impulse_on_body = -(point.frame * impulses[c]);  // −R_WC γ at x_p
+    if (couplings[c].rigid_jacobian.cols() > 0) {
+      rigid_impulse.segment(couplings[c].rigid_first_column, couplings[c].rigid_jacobian.cols()) +=
+          couplings[c].rigid_jacobian.transpose() * impulse_on_body;
+    }
+    BodyWrench& wrench = report.contact_wrench[point.body];
+    wrench.force += impulse_on_body / dt;
+    wrench.torque += (point.position - world.bodies[point.body].pose.position).cross(impulse_on_body) / dt;
+  }
+  rigid_dofs_.Advance(world, dt, rigid_impulse);
+  report.timings.rigid = SecondsSince(start);
+
+  // 6b. G2P with the solved grid velocities (eq. 17), then plasticity and R0 (Alg. 1).
+  start = Clock::now();
+  std::fill(grid_.velocity.begin(), grid_.velocity.end(), Vector3::Zero());
+  const std::vector<int>& active_nodes = implicit_mpm_.active_nodes();
+  for (int node = 0; node < implicit_mpm_.num_active_nodes(); ++node) {
+    grid_.velocity[active_nodes[node]] = mpm_velocity.segment<3>(3 * node);
+  }
+  mpm::GridToParticle(grid_, dt, particles);
+  mpm::UpdateConstitutiveState(world.materials, particles);
+  report.timings.g2p = SecondsSince(start);
+  world.time += dt;
+
+  // Report: the constraints of this step's problem, and the deepest penetration left at
+  // the end of the step.
+  report.contacts = contact_count;
+  start = Clock::now();
+  for (const contact::ParticleContact& point : contact::DetectParticleContacts(particles, world.bodies)) {
+    report.max_penetration = std::max(report.max_penetration, point.penetration);
+  }
+  report.timings.detection += SecondsSince(start);
+  return report;
+}
+
+namespace {
+std::unique_ptr<Formulation> MakeSap(const ParameterSet& parameters) {
+  return std::make_unique<SapFormulation>(SapOptions::FromParameters(parameters));
+}
+}  // namespace
+
+FormulationInfo SapInfo() {
+  return FormulationInfo{"sap",
+                         "implicit MPM and rigid bodies in one convex contact problem solved by SAP (seed 000)",
+                         SapOptions::Specs(), &MakeSap};
+}
+
+}  // namespace contactlab::sap

@@ -1,0 +1,137 @@
+#pragma once
+// The SAP solver (Castro, Permenter, Han 2022; spec-sap-qn §1.3.1–1.3.3) for the convex
+// contact problem of one time step (seed 000 eq. 7):
+//   min_v ℓ(v) = ½ ‖v − v*‖²_A + Σ_c ℓ_c(J_c v + b_c),
+// with A symmetric positive definite, v* the free-motion velocity, and one convex contact
+// cost ℓ_c per constraint (contact_model.h). Newton's method on ℓ: gradient
+// ∇ℓ = A (v − v*) − Jᵀ γ, Hessian H = A + Jᵀ G J, the exact line search, and SAP's two
+// stopping rules (scaled optimality and cost stagnation).
+//
+// The quadratic part is reached through SapLinearSystem so the same Newton loop runs on a
+// dense reduced problem (Schur complement of the MPM grid onto contact nodes) and on the
+// full sparse problem (CHOLMOD).
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/Cholesky>
+
+#include "formulations/contact/contact_model.h"
+#include "formulations/solvers/exact_line_search.h"
+
+namespace contactlab::sap {
+
+using mpm::Matrix3;
+using mpm::Vector3;
+
+// A 3 × width block of a contact Jacobian acting on the unknowns [column, column + width).
+struct JacobianBlock {
+  int column = 0;
+  Eigen::Matrix<double, 3, Eigen::Dynamic> matrix;
+};
+
+// One contact constraint: v_c = Σ_blocks block · v[column…] + bias (contact frame).
+struct SapConstraint {
+  std::vector<JacobianBlock> jacobian;  // blocks with disjoint column ranges
+  Vector3 bias = Vector3::Zero();       // b [m/s]: velocity of prescribed motion
+  contact::PreparedContact contact;
+};
+
+struct SapProblem {
+  Eigen::VectorXd free_motion_velocity;     // v* (size of the linear system)
+  std::vector<SapConstraint> constraints;
+  const contact::ContactModel* model = nullptr;
+};
+
+// v_c of every constraint for velocities v.
+std::vector<Vector3> ContactVelocities(const SapProblem& problem, const Eigen::VectorXd& velocity);
+// result += Σ_c J_cᵀ f_c (e.g. the generalized impulse Jᵀ γ).
+void AddJacobianTransposeProduct(const SapProblem& problem, const std::vector<Vector3>& per_constraint,
+                                 Eigen::VectorXd& result);
+
+// The linear algebra of the quadratic part.
+class SapLinearSystem {
+ public:
+  virtual ~SapLinearSystem() = default;
+  virtual int size() const = 0;
+  // result = A x.
+  virtual void Multiply(const Eigen::VectorXd& x, Eigen::VectorXd& result) const = 0;
+  // diag(A), for the optimality scaling D = diag(A)^(-1/2).
+  virtual const Eigen::VectorXd& Diagonal() const = 0;
+  // Factors H = A + Σ_c J_cᵀ G_c J_c; false when H is not numerically positive definite.
+  virtual bool Factor(const SapProblem& problem, const std::vector<Matrix3>& contact_hessians) = 0;
+  // solution = H⁻¹ rhs with the last factorization.
+  virtual void Solve(const Eigen::VectorXd& rhs, Eigen::VectorXd& solution) const = 0;
+};
+
+// A dense A and a dense LLᵀ of H: the reduced (Schur complement) problems and tests.
+class DenseSapLinearSystem final : public SapLinearSystem {
+ public:
+  explicit DenseSapLinearSystem(Eigen::MatrixXd dynamics_matrix);
+  int size() const override { return static_cast<int>(matrix_.rows()); }
+  void Multiply(const Eigen::VectorXd& x, Eigen::VectorXd& result) const override;
+  const Eigen::VectorXd& Diagonal() const override { return diagonal_; }
+  bool Factor(const SapProblem& problem, const std::vector<Matrix3>& contact_hessians) override;
+  void Solve(const Eigen::VectorXd& rhs, Eigen::VectorXd& solution) const override;
+  const Eigen::MatrixXd& matrix() const { return matrix_; }
+
+ private:
+  Eigen::MatrixXd matrix_;
+  Eigen::VectorXd diagonal_;
+  Eigen::MatrixXd hessian_;
+  Eigen::LLT<Eigen::MatrixXd> factorization_;
+  // Scratch for G_c B_j while assembling H (no allocation once wide enough).
+  Eigen::Matrix<double, 3, Eigen::Dynamic> hessian_times_block_;
+};
+
+struct SapSolverOptions {
+  // ε_r of the optimality rule ‖D ∇ℓ‖ ≤ ε_a + ε_r max(‖D A v‖, ‖D Jᵀγ‖) [-]; seed 000 uses
+  // 1e-6 for every experiment.
+  double relative_tolerance = 1.0e-6;
+  // ε_a [√J]: guards problems whose momentum scale is zero (Drake default 1e-14).
+  double absolute_tolerance = 1.0e-14;
+  // Newton iterations before giving up (Drake default 100).
+  int max_iterations = 100;
+  // Cost-stagnation rule after a step with α > 0.5:
+  // |ℓᵏ⁺¹ − ℓᵏ| < absolute + relative · ½(ℓᵏ⁺¹ + ℓᵏ), which detects round-off stalls.
+  double cost_absolute_tolerance = 1.0e-30;
+  double cost_relative_tolerance = 1.0e-15;
+  solvers::ExactLineSearchOptions line_search;
+  // Empty when valid, else a one-line reason naming the field.
+  std::string Validate() const;
+};
+
+// Statistics of one Newton iteration (MuJoCo-style solver trace).
+struct SapIteration {
+  double cost = 0.0;                   // ℓ at the start of the iteration [J]
+  double optimality_residual = 0.0;    // ‖D ∇ℓ‖ [√J]
+  double optimality_threshold = 0.0;   // ε_a + ε_r max(‖D p‖, ‖D j_c‖) [√J]
+  double step = 0.0;                   // line-search α
+  int line_search_evaluations = 0;
+};
+
+struct SapSolverResults {
+  Eigen::VectorXd velocity;                 // v
+  std::vector<Vector3> impulses;            // γ per constraint, contact frame [N s]
+  std::vector<Vector3> contact_velocities;  // v_c per constraint [m/s]
+  double cost = 0.0;                        // ℓ(v) [J]
+  int iterations = 0;                       // Newton iterations taken
+  int line_search_evaluations = 0;
+  bool converged = false;
+  // "optimality", "cost", "max_iterations", "line_search", "factorization".
+  std::string stop_reason;
+  double residual = 0.0;                    // final ‖D∇ℓ‖ / threshold (≤ 1 when optimal)
+  std::vector<SapIteration> history;
+  double factorization_seconds = 0.0;       // building and factoring H, and the Newton solves
+  double line_search_seconds = 0.0;         // inside the exact line search
+  std::string BriefReport() const;          // one line
+};
+
+// ℓ(v) and its pieces, for tests and diagnostics.
+double SapCost(const SapProblem& problem, const SapLinearSystem& system, const Eigen::VectorXd& velocity);
+
+// Newton from `initial_velocity` (warm start; v* is the usual choice).
+SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system,
+                          const Eigen::VectorXd& initial_velocity, const SapSolverOptions& options);
+
+}  // namespace contactlab::sap
