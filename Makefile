@@ -1,13 +1,14 @@
 # contactlab — thin wrapper over the project's own scripts and CMake.
 #   make demo   install deps, build Release, run the ball-on-slope demo, write the figure
 #   make test   install deps, build, run every C++ and Python test
+#   make validate  the long validation runs of the sap formulation (results/validate/sap)
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 PYTHON ?= /usr/bin/python3
 CONTACTLAB := $(BUILD_DIR)/experiments/contactlab
 
-.PHONY: all deps configure build test demo bench clean
+.PHONY: all deps configure build test demo validate bench clean
 
 all: build
 
@@ -27,9 +28,13 @@ test: build
 demo: build
 	CONTACTLAB_BIN=$(abspath $(CONTACTLAB)) PYTHON=$(PYTHON) ./scripts/demo
 
+validate: build
+	CONTACTLAB_BIN=$(abspath $(CONTACTLAB)) PYTHON=$(PYTHON) ./scripts/validate-sap
+
 bench: build
 	OMP_NUM_THREADS=1 $(BUILD_DIR)/tests/bench_explicit_substep
 	OMP_NUM_THREADS=2 $(BUILD_DIR)/tests/bench_explicit_substep
+	OMP_NUM_THREADS=1 $(BUILD_DIR)/tests/bench_sap_step
 
 clean:
 	rm -rf $(BUILD_DIR)

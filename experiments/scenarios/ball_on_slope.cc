@@ -120,7 +120,8 @@ class BallOnSlope final : public Scenario {
     recorder.AppendSeries("com_displacement", t, {displacement});
     recorder.AppendAnalytic("com_displacement", t, {analytic});
     recorder.AppendSeries("com_velocity", t, {velocity});
-    recorder.AppendAnalytic("com_velocity", t, {2.0 * BallOnSlopeDisplacement(1.0, friction_, slope_angle_, gravity_) * t});
+    const double analytic_velocity = 2.0 * BallOnSlopeDisplacement(1.0, friction_, slope_angle_, gravity_) * t;
+    recorder.AppendAnalytic("com_velocity", t, {analytic_velocity});
     recorder.AppendSeries("spin", t, {spin});
     recorder.AppendAnalytic("spin", t, {BallOnSlopeSpin(t, friction_, slope_angle_, gravity_, radius_)});
     recorder.AppendSeries("normal_offset", t, {(motion.center - initial_center_).dot(normal_)});
@@ -132,6 +133,7 @@ class BallOnSlope final : public Scenario {
     // Error window t ∈ [0.2 s, duration] (issue: early times have tiny reference values).
     if (t >= 0.2 - 1e-9 && analytic > 0.0) {
       max_relative_error_ = std::max(max_relative_error_, std::abs(displacement - analytic) / analytic);
+      max_velocity_error_ = std::max(max_velocity_error_, std::abs(velocity - analytic_velocity) / analytic_velocity);
       error_samples_++;
     }
     max_normal_offset_ = std::max(max_normal_offset_, std::abs((motion.center - initial_center_).dot(normal_)));
@@ -144,6 +146,12 @@ class BallOnSlope final : public Scenario {
     const double error = error_samples_ > 0 ? max_relative_error_ : std::numeric_limits<double>::quiet_NaN();
     recorder.SetSummary("max_rel_error", error);
     recorder.SetSummary("error_vs_analytic", error);
+    // The same window for the velocity along the slope. A scheme that updates positions with
+    // the new velocity (x⁺ = x + Δt v⁺) reproduces v = a t exactly under constant
+    // acceleration but leads u = ½ a t² by ½ a Δt t, a relative error Δt/t (5% at t = 0.2 s
+    // for Δt = 0.01 s) that says nothing about contact; the velocity error is free of it.
+    recorder.SetSummary("max_rel_error_velocity",
+                        error_samples_ > 0 ? max_velocity_error_ : std::numeric_limits<double>::quiet_NaN());
     recorder.SetSummary("regime", std::string(rolls ? "roll" : "slip"));
     recorder.SetSummary("final_spin_ratio", last_spin_ratio_);
     recorder.SetSummary("expected_spin_ratio",
@@ -160,7 +168,7 @@ class BallOnSlope final : public Scenario {
   double grid_spacing_ = 0.0, mass_ = 0.0;
   int particle_count_ = 0;
   Vector3 downhill_, normal_, rolling_axis_, initial_center_;
-  double max_relative_error_ = 0.0, max_normal_offset_ = 0.0, last_spin_ratio_ = 0.0;
+  double max_relative_error_ = 0.0, max_velocity_error_ = 0.0, max_normal_offset_ = 0.0, last_spin_ratio_ = 0.0;
   int error_samples_ = 0;
 };
 

@@ -103,6 +103,9 @@ bool SparseCholesky::Factor(const SparseMatrix& matrix) {
     cholmod.analysed_inner.assign(matrix.innerIndexPtr(), matrix.innerIndexPtr() + nonzeros);
     size_ = columns;
     ++symbolic_analyses_;
+    factor_nonzeros_ = cholmod.common.lnz;
+    factorization_flops_ = cholmod.common.fl;
+    ordering_ = cholmod.common.selected >= 0 ? cholmod.common.method[cholmod.common.selected].ordering : -1;
   }
 
   // Numeric factorization on the analysed structure.

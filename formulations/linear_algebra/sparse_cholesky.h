@@ -36,6 +36,11 @@ class SparseCholesky {
   // Statistics since construction.
   int symbolic_analyses() const { return symbolic_analyses_; }
   int numeric_factorizations() const { return numeric_factorizations_; }
+  // Of the last symbolic analysis: nonzeros of L and floating-point operations of one
+  // numeric factorization (CHOLMOD's estimates), and the ordering it chose.
+  double factor_nonzeros() const { return factor_nonzeros_; }
+  double factorization_flops() const { return factorization_flops_; }
+  int ordering() const { return ordering_; }
 
  private:
   struct Cholmod;
@@ -43,6 +48,9 @@ class SparseCholesky {
   int size_ = 0;
   int symbolic_analyses_ = 0;
   int numeric_factorizations_ = 0;
+  double factor_nonzeros_ = 0.0;
+  double factorization_flops_ = 0.0;
+  int ordering_ = -1;
 };
 
 }  // namespace contactlab::linear_algebra

@@ -79,6 +79,7 @@ class SapFormulation final : public Formulation {
   std::string_view name() const override { return "sap"; }
   StepReport Step(World& world, double dt) override;
   const SapStepStatistics& last_step() const { return statistics_; }
+  const linear_algebra::SparseCholesky& free_motion_factorization() const { return free_motion_cholesky_; }
 
  private:
   SapOptions options_;
