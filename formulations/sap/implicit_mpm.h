@@ -63,6 +63,9 @@ class ImplicitMpm {
 
   int num_active_nodes() const { return static_cast<int>(active_nodes_.size()); }
   int num_dofs() const { return 3 * num_active_nodes(); }
+  // True when every particle's energy is quadratic in F (linear corotated): then E is
+  // quadratic in v, A is constant and the free motion is one linear solve.
+  bool is_quadratic() const { return quadratic_; }
   // Grid node index of each active node, and the active index of a grid node (−1 if none).
   const std::vector<int>& active_nodes() const { return active_nodes_; }
   int ActiveIndexOfGridNode(int grid_node) const { return active_index_of_node_[grid_node]; }

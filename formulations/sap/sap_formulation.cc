@@ -164,15 +164,6 @@ StepReport SapFormulation::Step(World& world, double dt) {
   auto start = Clock::now();
   mpm::ParticleToGrid(particles, world.materials, /*stress_dt=*/0.0, grid_);
   implicit_mpm_.Setup(grid_, particles, world.materials, world.gravity, dt);
-  Eigen::VectorXd mpm_free_velocity;
-  SparseMatrix mpm_matrix;
-  const auto factor_start = Clock::now();
-  statistics_.free_motion =
-      implicit_mpm_.SolveFreeMotion(options_.free_motion, free_motion_cholesky_, mpm_free_velocity, mpm_matrix);
-  statistics_.factorization_seconds += SecondsSince(factor_start);
-  if (!AllFinite(mpm_free_velocity)) {
-    throw SimulationDiverged("sap: non-finite MPM free-motion velocity at t = " + std::to_string(world.time) + " s");
-  }
   statistics_.active_nodes = implicit_mpm_.num_active_nodes();
   // 3. Rigid free motion (§1.3.5).
   rigid_dofs_.Setup(world, dt);
@@ -224,6 +215,41 @@ StepReport SapFormulation::Step(World& world, double dt) {
   const bool use_schur = options_.linear_solver == "schur" ||
                          (options_.linear_solver == "auto" && reduced_size <= options_.max_dense_unknowns);
   statistics_.used_schur = use_schur && contact_count > 0;
+  report.timings.assembly = SecondsSince(start);
+
+  // 2 (continued). MPM free motion v*_MPM and A_MPM. With a quadratic energy on the Schur
+  // path one sparse factorization, of A_NN, serves both the free motion (by block
+  // elimination, A δ = −∇E(vⁿ)) and the Schur complement; otherwise Newton on E with its
+  // own factorization of A, and the Schur complement factors A_NN afterwards.
+  start = Clock::now();
+  Eigen::VectorXd mpm_free_velocity;
+  SparseMatrix mpm_matrix;
+  SchurComplement schur;
+  const auto factor_start = Clock::now();
+  if (statistics_.used_schur && implicit_mpm_.is_quadratic()) {
+    const Eigen::VectorXd& initial = implicit_mpm_.initial_velocity();
+    mpm_matrix = implicit_mpm_.Hessian(initial);
+    const Eigen::VectorXd gradient = implicit_mpm_.Gradient(initial);
+    schur.Compute(mpm_matrix, participating, schur_cholesky_);
+    const Eigen::VectorXd change = -schur.Solve(gradient);
+    mpm_free_velocity = initial + change;
+    statistics_.free_motion.newton_iterations = 1;
+    statistics_.free_motion.converged = true;
+    // Relative residual of the linear solve, ‖A δ + ∇E‖ / ‖∇E‖.
+    const double gradient_norm = gradient.norm();
+    statistics_.free_motion.residual =
+        gradient_norm > 0.0 ? (mpm_matrix * change + gradient).norm() / gradient_norm : 0.0;
+  } else {
+    statistics_.free_motion =
+        implicit_mpm_.SolveFreeMotion(options_.free_motion, free_motion_cholesky_, mpm_free_velocity, mpm_matrix);
+    if (statistics_.used_schur) schur.Compute(mpm_matrix, participating, schur_cholesky_);
+  }
+  statistics_.factorization_seconds += SecondsSince(factor_start);
+  if (!AllFinite(mpm_free_velocity)) {
+    throw SimulationDiverged("sap: non-finite MPM free-motion velocity at t = " + std::to_string(world.time) + " s");
+  }
+  report.timings.free_motion += SecondsSince(start);
+  start = Clock::now();
   std::vector<int> problem_index_of_node(implicit_mpm_.num_active_nodes(), -1);
   if (use_schur) {
     for (std::size_t k = 0; k < participating.size(); ++k) problem_index_of_node[participating[k]] = static_cast<int>(k);
@@ -250,7 +276,7 @@ StepReport SapFormulation::Step(World& world, double dt) {
     }
     constraint.bias = -world_to_contact * coupling.bias_world;
   }
-  report.timings.assembly = SecondsSince(start);
+  report.timings.assembly += SecondsSince(start);
 
   // 5c. Solve (Newton, exact line search, warm start v*).
   Eigen::VectorXd rigid_velocity = rigid_dofs_.free_motion_velocity();
@@ -259,8 +285,6 @@ StepReport SapFormulation::Step(World& world, double dt) {
   if (contact_count > 0) {
     if (use_schur) {
       start = Clock::now();
-      SchurComplement schur;
-      schur.Compute(mpm_matrix, participating, schur_cholesky_);
       Eigen::MatrixXd reduced_matrix = Eigen::MatrixXd::Zero(reduced_size, reduced_size);
       reduced_matrix.topLeftCorner(rigid_size, rigid_size) = rigid_dofs_.dynamics_matrix();
       reduced_matrix.bottomRightCorner(reduced_size - rigid_size, reduced_size - rigid_size) = schur.matrix();
@@ -269,9 +293,7 @@ StepReport SapFormulation::Step(World& world, double dt) {
       PrepareContacts(options_.delassus_estimate == "auto" ? "exact" : options_.delassus_estimate, *contact_model_,
                       rigid_dofs_, implicit_mpm_, contacts, couplings, mpm_matrix, &reduced_matrix, dt, problem);
       DenseSapLinearSystem system(std::move(reduced_matrix));
-      const double schur_seconds = SecondsSince(start);
-      statistics_.factorization_seconds += schur_seconds;
-      report.timings.assembly += schur_seconds;
+      report.timings.assembly += SecondsSince(start);
       start = Clock::now();
       statistics_.solver = SolveSap(problem, system, problem.free_motion_velocity, options_.solver);
       rigid_velocity = statistics_.solver.velocity.head(rigid_size);

@@ -63,6 +63,28 @@ void SchurComplement::Compute(const SparseMatrix& matrix, const std::vector<int>
     schur_.noalias() -= half.transpose() * half;
   }
   schur_ = 0.5 * (schur_ + schur_.transpose()).eval();
+  schur_factorization_.compute(schur_);
+}
+
+Eigen::VectorXd SchurComplement::Solve(const Eigen::VectorXd& rhs) const {
+  Eigen::VectorXd other_rhs(other_dofs_.size());
+  for (std::size_t k = 0; k < other_dofs_.size(); ++k) other_rhs[k] = rhs[other_dofs_[k]];
+  const Eigen::VectorXd participating_rhs = Restrict(rhs);
+  // Participating block from the Schur complement, then back-substitution for the rest.
+  Eigen::VectorXd participating_solution = participating_rhs;
+  Eigen::VectorXd other_solution = Eigen::VectorXd::Zero(other_dofs_.size());
+  if (!other_dofs_.empty()) {
+    other_solution = cholesky_->Solve(other_rhs);
+    participating_solution.noalias() -= coupling_.transpose() * other_solution;
+  }
+  if (participating_solution.size() > 0) participating_solution = schur_factorization_.solve(participating_solution);
+  if (!other_dofs_.empty()) {
+    other_solution = cholesky_->Solve(Eigen::VectorXd(other_rhs - coupling_ * participating_solution));
+  }
+  Eigen::VectorXd solution(rhs.size());
+  for (std::size_t k = 0; k < other_dofs_.size(); ++k) solution[other_dofs_[k]] = other_solution[k];
+  for (std::size_t k = 0; k < participating_dofs_.size(); ++k) solution[participating_dofs_[k]] = participating_solution[k];
+  return solution;
 }
 
 Eigen::VectorXd SchurComplement::Restrict(const Eigen::VectorXd& full) const {

@@ -8,6 +8,7 @@
 // and SAP runs on the small dense problem over [v_rigid; v_P] with the same v*_P.
 #include <vector>
 
+#include <Eigen/Cholesky>
 #include <Eigen/Core>
 
 #include "formulations/linear_algebra/sparse_cholesky.h"
@@ -31,6 +32,11 @@ class SchurComplement {
                           const Eigen::VectorXd& participating_velocity) const;
   // The participating entries of a full vector.
   Eigen::VectorXd Restrict(const Eigen::VectorXd& full) const;
+  // x = A⁻¹ rhs by block elimination with the same factorization:
+  //   x_P = S⁻¹ (r_P − A_PN A_NN⁻¹ r_N),   x_N = A_NN⁻¹ (r_N − A_NP x_P).
+  // Lets a step whose free motion is one linear solve (quadratic energy) use a single
+  // sparse factorization for both the free motion and the contact problem.
+  Eigen::VectorXd Solve(const Eigen::VectorXd& rhs) const;
 
  private:
   linear_algebra::SparseCholesky* cholesky_ = nullptr;
@@ -38,6 +44,7 @@ class SchurComplement {
   std::vector<int> other_dofs_;              // unknowns of N, in order
   SparseMatrix coupling_;                    // A_NP (sparse)
   Eigen::MatrixXd schur_;
+  Eigen::LLT<Eigen::MatrixXd> schur_factorization_;
 };
 
 }  // namespace contactlab::sap
