@@ -1,14 +1,5 @@
-// Eigen 3.4's symmetric eigensolver trips GCC 12's -Wmaybe-uninitialized (a false
-// positive inside Eigen); silenced for Eigen's own headers only, included first.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <Eigen/Core>
-#include <Eigen/Eigenvalues>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+// Eigen eigensolvers first, with the shared warning workaround.
+#include "formulations/linear_algebra/eigenvalues.h"
 
 #include "formulations/sap/implicit_mpm.h"
 
