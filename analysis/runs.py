@@ -165,9 +165,19 @@ class Run:
                 return {}
             log = {}
             for key, dataset in f["solver_log"].items():
+                if not isinstance(dataset, h5py.Dataset):
+                    continue  # e.g. the per-iteration group, see iteration_log()
                 values = dataset[()]
                 log[key] = values.astype(bool) if values.dtype == np.int8 else values
             return log
+
+    def iteration_log(self):
+        """Per-iteration solver records (/solver_log/iterations): dict of (K,) arrays with
+        time, solve, iteration, gradient_norm, threshold, cost ({} when not logged)."""
+        with h5py.File(self.path, "r") as f:
+            if "solver_log/iterations" not in f:
+                return {}
+            return {key: dataset[()] for key, dataset in f["solver_log/iterations"].items()}
 
     def __repr__(self):
         mu = f", mu={self.params['mu']}" if "mu" in self.params else ""

@@ -295,7 +295,8 @@ void RunRecorder::Append(std::map<std::string, Series>& table, const std::string
 
 void RunRecorder::AppendSolverLog(double time, const StepReport& report, double wall_seconds) {
   solver_log_.push_back({time, report, wall_seconds});
-  // The per-body wrenches are not part of the solver log; do not keep them for every step.
+  // The per-body wrenches are not part of the solver log; do not keep them for every step
+  // (iteration records are, when a formulation logged them).
   solver_log_.back().report.contact_wrench = std::vector<BodyWrench>();
 }
 
@@ -393,6 +394,32 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
         write("timing_solve", timing(&Timings::solve));
         write("timing_g2p", timing(&Timings::g2p));
         write("timing_rigid", timing(&Timings::rigid));
+      }
+
+      // /solver_log/iterations: per-iteration records, one row per iteration of every
+      // logged solve, keyed by the step's end time and the solve index within the step.
+      {
+        std::vector<double> time, gradient_norm, threshold, cost;
+        std::vector<std::int64_t> solve, iteration;
+        for (const SolverLogRow& row : solver_log_) {
+          for (const IterationRecord& record : row.report.iteration_log) {
+            time.push_back(row.time);
+            solve.push_back(record.solve);
+            iteration.push_back(record.iteration);
+            gradient_norm.push_back(record.gradient_norm);
+            threshold.push_back(record.threshold);
+            cost.push_back(record.cost);
+          }
+        }
+        if (!time.empty()) {
+          const Handle iterations = CreateGroup(file.get(), "solver_log/iterations");
+          WriteDataset1D(iterations.get(), "time", time);
+          WriteDataset1D(iterations.get(), "solve", solve);
+          WriteDataset1D(iterations.get(), "iteration", iteration);
+          WriteDataset1D(iterations.get(), "gradient_norm", gradient_norm);
+          WriteDataset1D(iterations.get(), "threshold", threshold);
+          WriteDataset1D(iterations.get(), "cost", cost);
+        }
       }
 
       // /summary: the scenario's attributes, then the ones Finish owns.

@@ -2,6 +2,7 @@
 
 #include "experiments/scenarios/ball_on_slope.h"
 #include "experiments/scenarios/close_lift_shake.h"
+#include "experiments/scenarios/dough_rolling.h"
 #include "experiments/scenarios/squeezed_cube.h"
 
 namespace contactlab::experiments {
@@ -12,6 +13,7 @@ const std::vector<ScenarioInfo>& RegisteredScenarios() {
       BallOnSlopeInfo(),
       SqueezedCubeInfo(),
       CloseLiftShakeInfo(),
+      DoughRollingInfo(),
   };
   return registry;
 }

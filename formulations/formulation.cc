@@ -1,6 +1,7 @@
 #include "formulations/formulation.h"
 
 #include "formulations/hybrid_impulse/hybrid_impulse.h"
+#include "formulations/quasi_newton/quasi_newton_formulation.h"
 #include "formulations/sap/sap_formulation.h"
 
 namespace contactlab {
@@ -10,6 +11,7 @@ const std::vector<FormulationInfo>& RegisteredFormulations() {
   static const std::vector<FormulationInfo> registry = {
       hybrid_impulse::HybridImpulseInfo(),
       sap::SapInfo(),
+      quasi_newton::QuasiNewtonInfo(),
   };
   return registry;
 }

@@ -30,6 +30,16 @@ struct Timings {
   double rigid = 0.0;        // rigid-body update
 };
 
+// One iteration of an iterative contact solve, kept when a formulation is asked to log
+// iterations (convergence histories, spec-sap-qn V4).
+struct IterationRecord {
+  int solve = 0;               // index of the solve within the step (e.g. the substep)
+  int iteration = 0;           // 0 = the initial guess
+  double gradient_norm = 0.0;  // the solver's scaled optimality residual
+  double threshold = 0.0;      // what it is compared with by the stopping rule
+  double cost = 0.0;           // the solver's objective [J]
+};
+
 struct StepReport {
   // Particle–geometry contact points: the constraints of the step's contact problem for
   // implicit formulations, those found at the end of the step for explicit ones.
@@ -41,6 +51,7 @@ struct StepReport {
   double residual = 0.0;          // final scaled optimality residual (0 if no solve)
   bool converged = true;
   std::vector<BodyWrench> contact_wrench;  // one per world body, same order
+  std::vector<IterationRecord> iteration_log;  // empty unless iteration logging is on
   Timings timings;
 };
 

@@ -60,6 +60,9 @@ struct ContactPointState {
   double previous_normal_velocity = 0.0;  // v_n0, normal relative velocity at the start [m/s]
   double friction_coefficient = 0.0;      // μ [-]
   double delassus_scale = 0.0;            // w ≈ ‖J A⁻¹ Jᵀ‖ for this contact [1/kg], > 0
+  // Stiffness k of this contact [N/m]; 0 takes the model's contact.stiffness. Formulations
+  // that scale k per contact (spec A1's near-rigid stiffness for the lagged model) set it.
+  double stiffness = 0.0;
 };
 
 // A contact with every quantity its cost needs precomputed for one time step δt.

@@ -42,10 +42,10 @@ PreparedContact LaggedHuntCrossley::Prepare(const ContactPointState& state, doub
   PreparedContact contact;
   contact.friction_coefficient = state.friction_coefficient;
   contact.time_step = time_step;
-  contact.stiffness = stiffness_;
+  contact.stiffness = state.stiffness > 0.0 ? state.stiffness : stiffness_;
   contact.dissipation = dissipation_;
   // §1.3.4 / §1.3.7: f_e0 = k x₀ and the normal impulse at the start-of-step velocity.
-  contact.elastic_force = stiffness_ * state.penetration;
+  contact.elastic_force = contact.stiffness * state.penetration;
   contact.lagged_normal_impulse = time_step * std::max(contact.elastic_force, 0.0) *
                                   std::max(1.0 - dissipation_ * state.previous_normal_velocity, 0.0);
   // v̂ = min(x₀/δt, 1/d): the normal velocity at which n vanishes (1/d = ∞ for d = 0).

@@ -59,7 +59,8 @@ PreparedContact SapFrictionCone::Prepare(const ContactPointState& state, double 
   const double tangential_regularization = friction_regularization_ * delassus;
   const double near_rigid = near_rigid_threshold_ * near_rigid_threshold_ * delassus /
                             (4.0 * std::numbers::pi * std::numbers::pi);
-  const double compliance = 1.0 / (time_step * stiffness_ * relaxation_time);
+  const double stiffness = state.stiffness > 0.0 ? state.stiffness : stiffness_;
+  const double compliance = 1.0 / (time_step * stiffness * relaxation_time);
   const double normal_regularization = std::max(near_rigid, compliance);
   contact.friction_coefficient = state.friction_coefficient;
   contact.regularization = Vector3(tangential_regularization, tangential_regularization, normal_regularization);

@@ -111,31 +111,14 @@ void DenseSapLinearSystem::Solve(const Eigen::VectorXd& rhs, Eigen::VectorXd& so
 // Options, cost and report.
 
 std::string SapSolverOptions::Validate() const {
-  // `!(x >= 0)` also rejects NaN.
-  auto non_negative = [](const char* field, double value) -> std::string {
-    if (value >= 0.0) return "";
-    std::ostringstream message;
-    message << field << " must be >= 0 (got " << value << ")";
-    return message.str();
-  };
-  auto positive = [](const char* field, double value) -> std::string {
-    if (value > 0.0) return "";
-    std::ostringstream message;
-    message << field << " must be > 0 (got " << value << ")";
-    return message.str();
-  };
+  using solvers::CheckNonNegative;
+  using solvers::CheckPositive;
   for (const std::string& problem :
-       {non_negative("relative_tolerance", relative_tolerance),
-        non_negative("absolute_tolerance", absolute_tolerance),
-        positive("max_iterations", max_iterations),
-        non_negative("cost_absolute_tolerance", cost_absolute_tolerance),
-        non_negative("cost_relative_tolerance", cost_relative_tolerance),
-        positive("line_search.max_step", line_search.max_step),
-        non_negative("line_search.derivative_tolerance", line_search.derivative_tolerance),
-        non_negative("line_search.step_tolerance", line_search.step_tolerance),
-        positive("line_search.max_iterations", line_search.max_iterations),
-        non_negative("line_search.cost_absolute_tolerance", line_search.cost_absolute_tolerance),
-        non_negative("line_search.cost_relative_tolerance", line_search.cost_relative_tolerance)}) {
+       {CheckNonNegative("relative_tolerance", relative_tolerance),
+        CheckNonNegative("absolute_tolerance", absolute_tolerance),
+        CheckPositive("max_iterations", max_iterations),
+        CheckNonNegative("cost_absolute_tolerance", cost_absolute_tolerance),
+        CheckNonNegative("cost_relative_tolerance", cost_relative_tolerance), line_search.Validate()}) {
     if (!problem.empty()) return problem;
   }
   return "";

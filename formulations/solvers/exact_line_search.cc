@@ -6,6 +6,33 @@
 
 namespace contactlab::solvers {
 
+std::string CheckPositive(const char* field, double value) {
+  if (value > 0.0) return "";
+  std::ostringstream message;
+  message << field << " must be > 0 (got " << value << ")";
+  return message.str();
+}
+
+std::string CheckNonNegative(const char* field, double value) {
+  if (value >= 0.0) return "";
+  std::ostringstream message;
+  message << field << " must be >= 0 (got " << value << ")";
+  return message.str();
+}
+
+std::string ExactLineSearchOptions::Validate() const {
+  for (const std::string& problem :
+       {CheckPositive("line_search.max_step", max_step),
+        CheckNonNegative("line_search.derivative_tolerance", derivative_tolerance),
+        CheckNonNegative("line_search.step_tolerance", step_tolerance),
+        CheckPositive("line_search.max_iterations", max_iterations),
+        CheckNonNegative("line_search.cost_absolute_tolerance", cost_absolute_tolerance),
+        CheckNonNegative("line_search.cost_relative_tolerance", cost_relative_tolerance)}) {
+    if (!problem.empty()) return problem;
+  }
+  return "";
+}
+
 LineSearchResult ExactLineSearch(const LineFunction& line, const LineSample& initial,
                                  const ExactLineSearchOptions& options) {
   LineSearchResult result;

@@ -22,7 +22,15 @@ struct ExactLineSearchOptions {
   // (round-off) and α = 1 is returned.
   double cost_absolute_tolerance = 1.0e-30;
   double cost_relative_tolerance = 1.0e-15;
+
+  // Empty when valid, else a one-line reason naming the field ("line_search.max_step ...").
+  std::string Validate() const;
 };
+
+// Option checks shared by the solvers' Validate(): empty when fine, else
+// "<field> must be > 0 (got <value>)". NaN fails both.
+std::string CheckPositive(const char* field, double value);
+std::string CheckNonNegative(const char* field, double value);
 
 // ℓ(α), ℓ'(α), ℓ''(α) along the search line.
 struct LineSample {

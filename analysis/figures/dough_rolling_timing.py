@@ -1,0 +1,227 @@
+"""Dough rolling: wall time per step against the relative tolerance for quasi_newton and sap
+(seed 002 §VI-B timing sweep; spec-sap-qn E3 and check V4).
+
+    python3 -m analysis.figures.dough_rolling_timing RUN_DIR_OR_FILES... --out dough_rolling_timing.png
+
+Reads dough_rolling runs of the formulations ``quasi_newton`` and ``sap``; each run's ε_r is
+its ``<formulation>.relative_tolerance`` parameter (/params, else the resolved TOML in
+/config). Left: mean wall time per step (/solver_log/wall_s) against ε_r, log-log, one curve
+per formulation (runs repeated at one ε_r are averaged). Middle: the speedup, sap time over
+quasi_newton time, where both ran at the same ε_r. Right, only when some run logged iterations
+(/solver_log/iterations): gradient norm against iteration of each run's longest solve, with
+its stopping threshold dotted.
+The table of (ε_r, ms/step of each, speedup) is printed to stdout.
+"""
+
+import math
+import sys
+import tomllib
+from collections import namedtuple
+
+import h5py
+import matplotlib
+import numpy as np
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from ..tables import format_table  # noqa: E402
+from ._command_line import figure_main  # noqa: E402
+
+SCENARIO = "dough_rolling"
+QUASI_NEWTON = "quasi_newton"
+SAP = "sap"
+FORMULATIONS = (QUASI_NEWTON, SAP)
+# Per-iteration records: /solver_log/iterations holds one row per iteration of every logged
+# solve (time, solve, iteration, gradient_norm, threshold, cost). Also read, as plain
+# gradient-norm arrays (1-D: one history; 2-D: one row per recorded solve, NaN-padded):
+HISTORY_DATASETS = ("timeseries/qn_gradient_history", "timeseries/gradient_history",
+                    "solver_log/qn_gradient_history", "solver_log/gradient_history")
+
+TimingRow = namedtuple("TimingRow", "relative_tolerance quasi_newton_ms sap_ms speedup")
+TIMING_HEADER = ("eps_r", "QN [ms/step]", "SAP [ms/step]", "speedup SAP/QN")
+
+
+def relative_tolerance(run):
+    """ε_r of a run: /params ``<formulation>.relative_tolerance``, else the ``[formulation]``
+    table of the resolved configuration; None when the run has neither."""
+    key = f"{run.formulation}.relative_tolerance"
+    if key in run.params:
+        return float(run.params[key])
+    try:
+        table = tomllib.loads(run.config_text).get(run.formulation, {})
+    except tomllib.TOMLDecodeError:
+        return None
+    value = table.get("relative_tolerance") if isinstance(table, dict) else None
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def milliseconds_per_step(run):
+    """Mean wall time per step [ms]: /solver_log/wall_s, else /summary wall_s / steps."""
+    # Read the one dataset directly: /solver_log may also hold a group (iterations).
+    with h5py.File(run.path, "r") as f:
+        node = f.get("solver_log/wall_s")
+        wall = node[()] if isinstance(node, h5py.Dataset) else None
+    if wall is not None and len(wall) > 0:
+        return 1.0e3 * float(np.mean(wall))
+    steps = run.summary.get("steps") or 0
+    wall_s = run.summary.get("wall_s")
+    return 1.0e3 * wall_s / steps if steps > 0 and wall_s is not None else math.nan
+
+
+def timing_rows(runs):
+    """One TimingRow per ε_r seen among the quasi_newton and sap runs, ascending; a
+    formulation without a run at that ε_r gets NaN (and the speedup NaN)."""
+    samples = {}  # (formulation, ε_r) -> [ms per step]
+    for run in runs:
+        tolerance = relative_tolerance(run)
+        if run.formulation in FORMULATIONS and tolerance is not None:
+            samples.setdefault((run.formulation, tolerance), []).append(milliseconds_per_step(run))
+    rows = []
+    for tolerance in sorted({tolerance for _, tolerance in samples}):
+        qn, sap = (float(np.mean(samples.get((name, tolerance), [math.nan]))) for name in FORMULATIONS)
+        rows.append(TimingRow(tolerance, qn, sap, sap / qn if qn > 0.0 else math.nan))
+    return rows
+
+
+def format_timing_table(rows):
+    """The timing table as aligned plain text."""
+    return format_table(TIMING_HEADER, rows, (".0e", ".1f", ".1f", ".3g"))
+
+
+def convergence_history(run):
+    """The run's longest recorded solve as a dict: ``gradient_norm`` (per iteration, 1-D),
+    ``threshold`` (the stopping threshold per iteration, or None) and ``time`` (end of the
+    step it belongs to [s], or None); None when the run recorded no iterations."""
+    with h5py.File(run.path, "r") as f:
+        iterations = f.get("solver_log/iterations")
+        if isinstance(iterations, h5py.Group) and "gradient_norm" in iterations:
+            norms = np.asarray(iterations["gradient_norm"][()], dtype=float)
+            count = len(norms)
+            time = iterations["time"][()] if "time" in iterations else np.zeros(count)
+            solve = iterations["solve"][()] if "solve" in iterations else np.zeros(count)
+            threshold = iterations["threshold"][()] if "threshold" in iterations else None
+            if count > 0:
+                # Rows of one solve are consecutive: split where (time, solve) changes.
+                starts = np.flatnonzero(np.r_[True, (np.diff(time) != 0) | (np.diff(solve) != 0)])
+                ends = np.r_[starts[1:], count]
+                longest = int(np.argmax(ends - starts))
+                rows = slice(starts[longest], ends[longest])
+                return {"gradient_norm": norms[rows], "time": float(time[starts[longest]]),
+                        "threshold": None if threshold is None else np.asarray(threshold[rows], dtype=float)}
+        for name in HISTORY_DATASETS:
+            if name not in f:
+                continue
+            node = f[name]
+            if isinstance(node, h5py.Group):
+                if "value" not in node:
+                    continue
+                node = node["value"]
+            values = np.atleast_2d(np.asarray(node[()], dtype=float))
+            if values.size == 0:
+                continue
+            lengths = np.sum(np.isfinite(values), axis=1)
+            longest = values[int(np.argmax(lengths))]
+            longest = longest[np.isfinite(longest)]
+            if longest.size > 0:
+                return {"gradient_norm": longest, "threshold": None, "time": None}
+    return None
+
+
+def _plot_timing(ax, rows):
+    for name, column, marker in ((QUASI_NEWTON, "quasi_newton_ms", "o"), (SAP, "sap_ms", "s")):
+        points = [(row.relative_tolerance, getattr(row, column)) for row in rows
+                  if math.isfinite(getattr(row, column))]
+        if points:
+            x, y = zip(*points)
+            ax.loglog(x, y, marker=marker, label=name)
+    ax.set_xlabel("relative tolerance ε_r")
+    ax.set_ylabel("wall time per step [ms]")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    ax.set_title("runtime", fontsize=10)
+
+
+def _plot_speedup(ax, rows):
+    points = [(row.relative_tolerance, row.speedup) for row in rows if math.isfinite(row.speedup)]
+    if points:
+        x, y = zip(*points)
+        ax.loglog(x, y, marker="o", color="C2")
+    else:
+        ax.text(0.5, 0.5, "no ε_r with both formulations", ha="center", va="center",
+                transform=ax.transAxes, fontsize=8)
+    ax.set_xlabel("relative tolerance ε_r")
+    ax.set_ylabel("speedup (sap / quasi_newton)")
+    ax.grid(alpha=0.3, which="both")
+    ax.set_title("speedup", fontsize=10)
+
+
+def _plot_histories(ax, histories):
+    for index, (run, tolerance, history) in enumerate(histories):
+        color = f"C{index % 10}"
+        label = f"{run.formulation}, ε_r = {tolerance:.0e}"
+        if history["time"] is not None:
+            label += f" (t = {history['time']:g} s)"
+        norms = history["gradient_norm"]
+        ax.semilogy(np.arange(len(norms)), norms, color=color, marker=".", label=label)
+        if history["threshold"] is not None:
+            ax.semilogy(np.arange(len(norms)), history["threshold"], color=color, linestyle=":",
+                        linewidth=0.8)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("gradient norm")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    ax.set_title("longest solve per run (dotted: threshold)", fontsize=10)
+
+
+def plot(runs, out, file=None):
+    """Print the timing table of the dough_rolling quasi_newton/sap runs among ``runs`` and
+    draw the figure into ``out``."""
+    file = sys.stdout if file is None else file
+    runs = [run for run in runs if run.scenario == SCENARIO and run.formulation in FORMULATIONS]
+    if not runs:
+        raise ValueError(f"no {SCENARIO} runs of {' or '.join(FORMULATIONS)} found")
+    timed = [run for run in runs if relative_tolerance(run) is not None]
+    for run in runs:
+        if run not in timed:
+            print(f"note: {run.path.name}: no {run.formulation}.relative_tolerance, skipped", file=file)
+    if not timed:
+        raise ValueError(f"no {SCENARIO} run has a relative_tolerance parameter")
+    rows = timing_rows(timed)
+    print(format_timing_table(rows), file=file)
+    for run in timed:
+        if not run.ok:
+            print(f"note: {run.path.name}: {run.status}: {run.message}", file=file)
+
+    histories = []
+    for run in sorted(timed, key=lambda run: (run.formulation, relative_tolerance(run))):
+        history = convergence_history(run)
+        if history is not None:
+            histories.append((run, relative_tolerance(run), history))
+    panels = 3 if histories else 2
+    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 4.0))
+    _plot_timing(axes[0], rows)
+    _plot_speedup(axes[1], rows)
+    if histories:
+        _plot_histories(axes[2], histories)
+    fig.suptitle("Dough rolling: wall time per step against ε_r", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(out, dpi=150)
+    plt.close(fig)
+    return rows
+
+
+def main(argv=None):
+    def plot_or_exit(runs, out):
+        # dough_rolling runs of other formulations only, or none with ε_r: one line, no trace.
+        try:
+            plot(runs, out)
+        except ValueError as error:
+            sys.exit(f"dough_rolling_timing: {error}")
+
+    figure_main("analysis.figures.dough_rolling_timing", __doc__.splitlines()[0], SCENARIO, plot_or_exit,
+                argv)
+
+
+if __name__ == "__main__":
+    main()

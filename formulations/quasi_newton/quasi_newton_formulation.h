@@ -1,0 +1,97 @@
+#pragma once
+// quasi_newton: asynchronous weak coupling of explicit MPM and rigid bodies with a parallel
+// block-diagonal quasi-Newton contact solve (seeds 002/003, Yu, Du et al.; spec-sap-qn §1.2).
+//
+// One step of Δt (Algorithm B, spec §1.2.4):
+//   1. Rigid poses qⁿ and velocities vⁿ are frozen for the whole step; the rigid free motion
+//      of eq. 3 is prepared (RigidDofs, shared with `sap`).
+//   2. N substeps of δt = Δt/N, each (eq. 4–8):
+//        explicit MLS-MPM free motion (P2G with the stress impulse, gravity) → v*;
+//        contact registration of particles inside rigid geometry at the frozen poses;
+//        problem (8) with the lagged model, solved by the quasi-Newton solver → v, γ;
+//        the contact impulses accumulated per rigid body; G2P, plasticity.
+//   3. The rigid step of eq. 3 with the summed impulse: v⁺ = v* + A⁻¹ Σ_k J_rᵀ γ_d^k
+//      (Algorithm B.3: free bodies, the multibody tree with its implicit PD, kinematic
+//      bodies that only log the reaction).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "formulations/contact/contact_model.h"
+#include "formulations/formulation.h"
+#include "formulations/quasi_newton/quasi_newton_solver.h"
+#include "formulations/sap/rigid_dofs.h"
+#include "mpm/sparse_grid.h"
+
+namespace contactlab::quasi_newton {
+
+class CudaSolverHandle;  // the device solver when built with CUDA (opaque here)
+
+struct QuasiNewtonFormulationOptions {
+  // N, MPM substeps per rigid step [-]. The substep δt = Δt/N must satisfy the explicit
+  // limit δt ≲ h/c (c: dilatational wave speed); seed 003 uses N = 10 for Δt = 10 ms.
+  int substeps = 1;
+  // ε_r, ε_a, iteration cap and line search of Algorithm 1.
+  QuasiNewtonOptions solver;
+  // Distance, as a fraction of h, within which particles outside a rigid surface become gap
+  // contacts [-]. 0 registers only particles inside geometry, as seed 003.
+  double contact_margin = 0.0;
+  // How each contact's stiffness k is chosen. "near_rigid" (spec A1's default for the
+  // lagged model, which has no near-rigid cap): k_p = (2π/(β δt))² / w_p with w_p the
+  // contact's Delassus scale, the stiffest contact one substep resolves — stiffer contacts
+  // only make the block-diagonal iteration slower. "fixed": contact.stiffness for all.
+  std::string stiffness_rule = "near_rigid";
+  // What the grid keeps after the solve. "solver_velocity": the solver's v (seed 003's
+  // Algorithm 1 returns v and γ; γ goes to the rigid bodies). Unless the solve converged
+  // exactly, M (v − v*) differs from Jᵀγ by the residual, so MPM + rigid momentum drifts by up
+  // to ε_r of the momentum scale per substep. "impulse": v = v* + M⁻¹ Jᵀ γ(v), so both sides
+  // receive exactly opposite impulses whatever the residual (the same v at convergence).
+  std::string grid_update = "solver_velocity";
+  // "cpu" (OpenMP) or "cuda" (the device solver; needs a CUDA build and a GPU).
+  std::string backend = "cpu";
+  // Keep every quasi-Newton iteration in StepReport::iteration_log (convergence figures).
+  bool log_iterations = false;
+  // Contact model constants shared with `sap` (seed 003 uses the lagged model).
+  contact::ContactModelParameters contact;
+
+  static std::vector<ParameterSpec> Specs();
+  // Validates every key once; throws InputError naming the key.
+  static QuasiNewtonFormulationOptions FromParameters(const ParameterSet& parameters);
+};
+
+// What one step did, beyond the StepReport (for tests, benchmarks and figures).
+struct QuasiNewtonStepStatistics {
+  std::vector<int> contacts_per_substep;
+  std::vector<int> iterations_per_substep;
+  int line_search_evaluations = 0;
+  int unconverged_substeps = 0;
+  double max_residual = 0.0;            // largest final relative residual of a substep
+  // Σ_k γ_d^k pushed onto the rigid bodies, as world linear impulse [N s] per world body.
+  std::vector<mpm::Vector3> body_linear_impulse;
+};
+
+class QuasiNewtonFormulation final : public Formulation {
+ public:
+  explicit QuasiNewtonFormulation(QuasiNewtonFormulationOptions options);
+  ~QuasiNewtonFormulation() override;
+  std::string_view name() const override { return "quasi_newton"; }
+  StepReport Step(World& world, double dt) override;
+
+  const QuasiNewtonStepStatistics& last_step() const { return statistics_; }
+  const QuasiNewtonFormulationOptions& options() const { return options_; }
+
+ private:
+  // Solves one substep's contact problem on the chosen backend.
+  QuasiNewtonResults Solve(const SubstepContactProblem& problem);
+
+  QuasiNewtonFormulationOptions options_;
+  std::unique_ptr<contact::ContactModel> contact_model_;
+  std::unique_ptr<CudaSolverHandle> cuda_solver_;
+  mpm::SparseGrid grid_;
+  sap::RigidDofs rigid_dofs_;
+  QuasiNewtonStepStatistics statistics_;
+};
+
+FormulationInfo QuasiNewtonInfo();
+
+}  // namespace contactlab::quasi_newton

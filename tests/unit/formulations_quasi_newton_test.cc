@@ -1,0 +1,516 @@
+// The quasi-Newton contact solver of seed 003 (Algorithm 1) and the quasi_newton
+// formulation: Hessian blocks, monotone cost, agreement with SAP and with an independent
+// Ceres solve, thread independence, momentum bookkeeping of the weak coupling, and a block
+// whose weight the table carries.
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <random>
+
+#include <ceres/gradient_problem.h>
+#include <ceres/gradient_problem_solver.h>
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include "formulations/contact/contact_frame.h"
+#include "formulations/quasi_newton/quasi_newton_formulation.h"
+#include "formulations/quasi_newton/quasi_newton_solver.h"
+#include "formulations/sap/sap_solver.h"
+#include "mpm/bspline.h"
+#include "test_worlds.h"
+
+namespace contactlab::quasi_newton {
+namespace {
+
+constexpr double kSubstep = 1.0e-3;  // δt [s]
+
+// A substep problem on a lattice of nodes (spacing 1) under `contact_count` contact
+// particles at random positions in the interior, with random frames, biases and states that
+// cover sticking, sliding and separating contacts. Node masses are m_i = Σ_p w_ip m_p of a
+// background of particles plus the contact particles, as P2G would give.
+struct RandomSubstepProblem {
+  std::unique_ptr<contact::ContactModel> model;
+  SubstepContactProblem problem;
+  Eigen::MatrixXd jacobian;  // dense J (3 per contact × 3 per node)
+  Eigen::VectorXd bias;
+};
+
+RandomSubstepProblem MakeRandomProblem(const std::string& model_name, int contact_count, int lattice, unsigned seed,
+                                       double stiffness = 1.0e3) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  RandomSubstepProblem result;
+  contact::ContactModelParameters parameters;
+  parameters.model = model_name;
+  parameters.stiffness = stiffness;
+  result.model = contact::MakeContactModel(parameters);
+  SubstepContactProblem& problem = result.problem;
+  problem.model = result.model.get();
+  const int node_count = lattice * lattice * lattice;
+  auto node_index = [&](const mpm::NodeCoordinate& node) {
+    return node.x() + lattice * (node.y() + lattice * node.z());
+  };
+  // Particles are placed so their whole stencil lies on the lattice: x ∈ [1, lattice − 2).
+  auto random_position = [&]() -> Vector3 {
+    return Vector3::Constant(1.0) + (lattice - 3.0) * Vector3(uniform(generator), uniform(generator), uniform(generator));
+  };
+  problem.node_mass.assign(node_count, 1.0e-6);
+  const double particle_mass = 1.0e-3;
+  auto scatter_mass = [&](const Vector3& position) {
+    const mpm::QuadraticStencil stencil = mpm::ComputeQuadraticStencil(position, 1.0);
+    for (int c = 0; c < 3; ++c)
+      for (int b = 0; b < 3; ++b)
+        for (int a = 0; a < 3; ++a)
+          problem.node_mass[node_index(stencil.base_node + mpm::NodeCoordinate(a, b, c))] +=
+              stencil.Weight(a, b, c) * particle_mass;
+  };
+  for (int p = 0; p < 4 * node_count; ++p) scatter_mass(random_position());
+  problem.free_velocity.resize(node_count);
+  for (Vector3& velocity : problem.free_velocity) {
+    velocity = Vector3(uniform(generator) - 0.5, uniform(generator) - 0.5, uniform(generator) - 0.5);
+  }
+
+  result.jacobian = Eigen::MatrixXd::Zero(3 * contact_count, 3 * node_count);
+  result.bias.resize(3 * contact_count);
+  std::vector<Vector3> positions(contact_count);
+  for (Vector3& position : positions) {
+    position = random_position();
+    scatter_mass(position);
+  }
+  for (int c = 0; c < contact_count; ++c) {
+    GridContact contact;
+    const mpm::QuadraticStencil stencil = mpm::ComputeQuadraticStencil(positions[c], 1.0);
+    double lumped_mobility = 0.0;
+    int slot = 0;
+    for (int cz = 0; cz < 3; ++cz)
+      for (int cy = 0; cy < 3; ++cy)
+        for (int cx = 0; cx < 3; ++cx, ++slot) {
+          contact.node[slot] = node_index(stencil.base_node + mpm::NodeCoordinate(cx, cy, cz));
+          contact.weight[slot] = stencil.Weight(cx, cy, cz);
+          lumped_mobility += contact.weight[slot] * contact.weight[slot] / problem.node_mass[contact.node[slot]];
+        }
+    const Vector3 normal = Vector3(uniform(generator) - 0.5, uniform(generator) - 0.5, 1.0).normalized();
+    contact.world_to_contact = contact::MakeContactFrame(normal).transpose();
+    // Bias from a rigid velocity chosen so that contacts stick, slide or separate at v*.
+    const int regime = c % 3;
+    const Vector3 rigid_velocity =
+        regime == 2 ? Vector3(0.0, 0.0, -2.0) : Vector3(uniform(generator) - 0.5, uniform(generator) - 0.5, 0.5);
+    contact.bias = -contact.world_to_contact * rigid_velocity;
+    contact::ContactPointState state;
+    state.penetration = regime == 2 ? 1.0e-4 : 2.0e-3 * uniform(generator);
+    state.previous_normal_velocity = -0.2 * uniform(generator);
+    state.friction_coefficient = regime == 0 ? 1.0 : 0.2;
+    state.delassus_scale = lumped_mobility;
+    contact.prepared = result.model->Prepare(state, kSubstep);
+    for (int k = 0; k < 27; ++k) {
+      result.jacobian.block<3, 3>(3 * c, 3 * contact.node[k]) += contact.weight[k] * contact.world_to_contact;
+    }
+    result.bias.segment<3>(3 * c) = contact.bias;
+    problem.contacts.push_back(contact);
+  }
+  // Drop lattice nodes no stencil touches, as the formulation does (renumber the rest).
+  std::vector<int> renumber(node_count, -1);
+  SubstepContactProblem compact;
+  compact.model = problem.model;
+  std::vector<int> kept;
+  for (GridContact& contact : problem.contacts) {
+    for (int& node : contact.node) {
+      if (renumber[node] < 0) {
+        renumber[node] = static_cast<int>(kept.size());
+        kept.push_back(node);
+        compact.node_mass.push_back(problem.node_mass[node]);
+        compact.free_velocity.push_back(problem.free_velocity[node]);
+      }
+      node = renumber[node];
+    }
+  }
+  compact.contacts = problem.contacts;
+  Eigen::MatrixXd compact_jacobian(3 * contact_count, 3 * kept.size());
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    compact_jacobian.middleCols<3>(3 * i) = result.jacobian.middleCols<3>(3 * kept[i]);
+  }
+  result.jacobian = compact_jacobian;
+  result.problem = std::move(compact);
+  return result;
+}
+
+Eigen::VectorXd Flatten(const std::vector<Vector3>& vectors) {
+  Eigen::VectorXd flat(3 * vectors.size());
+  for (std::size_t i = 0; i < vectors.size(); ++i) flat.segment<3>(3 * i) = vectors[i];
+  return flat;
+}
+
+std::vector<Vector3> Unflatten(const Eigen::VectorXd& flat) {
+  std::vector<Vector3> vectors(flat.size() / 3);
+  for (std::size_t i = 0; i < vectors.size(); ++i) vectors[i] = flat.segment<3>(3 * i);
+  return vectors;
+}
+
+Eigen::VectorXd MassDiagonal(const SubstepContactProblem& problem) {
+  Eigen::VectorXd diagonal(3 * problem.node_mass.size());
+  for (std::size_t i = 0; i < problem.node_mass.size(); ++i) diagonal.segment<3>(3 * i).setConstant(problem.node_mass[i]);
+  return diagonal;
+}
+
+// ℓ_p and ∇ℓ_p = M (v − v*) − Jᵀγ from the dense J and the model's Cost/Impulse only.
+double DenseCost(const RandomSubstepProblem& random, const Eigen::VectorXd& velocity, Eigen::VectorXd* gradient) {
+  const SubstepContactProblem& problem = random.problem;
+  const Eigen::VectorXd change = velocity - Flatten(problem.free_velocity);
+  const Eigen::VectorXd momentum_change = MassDiagonal(problem).cwiseProduct(change);
+  const Eigen::VectorXd contact_velocities = random.jacobian * velocity + random.bias;
+  double cost = 0.5 * change.dot(momentum_change);
+  Eigen::VectorXd impulses(contact_velocities.size());
+  for (std::size_t c = 0; c < problem.contacts.size(); ++c) {
+    const Vector3 contact_velocity = contact_velocities.segment<3>(3 * c);
+    cost += random.model->Cost(problem.contacts[c].prepared, contact_velocity);
+    impulses.segment<3>(3 * c) = random.model->Impulse(problem.contacts[c].prepared, contact_velocity);
+  }
+  if (gradient != nullptr) *gradient = momentum_change - random.jacobian.transpose() * impulses;
+  return cost;
+}
+
+TEST(QuasiNewtonSolver, HessianBlocksAreTheNodeDiagonalBlocksOfTheFullHessian) {
+  for (const std::string model : {"lagged", "sap_cone"}) {
+    const RandomSubstepProblem random = MakeRandomProblem(model, 40, 7, 3);
+    const SubstepContactProblem& problem = random.problem;
+    // Evaluate at a velocity away from v* so every regime's Hessian is exercised.
+    std::vector<Vector3> velocity = problem.free_velocity;
+    for (std::size_t i = 0; i < velocity.size(); ++i) velocity[i] += Vector3(0.1, -0.2, 0.05 * (i % 5));
+    const Eigen::VectorXd flat = Flatten(velocity);
+    // Full Hessian (eq. 10 before dropping blocks): M + Jᵀ G J, G from the model.
+    Eigen::MatrixXd full = MassDiagonal(problem).asDiagonal();
+    const Eigen::VectorXd contact_velocities = random.jacobian * flat + random.bias;
+    for (std::size_t c = 0; c < problem.contacts.size(); ++c) {
+      const Matrix3 hessian = random.model->Hessian(problem.contacts[c].prepared, contact_velocities.segment<3>(3 * c));
+      const Eigen::MatrixXd rows = random.jacobian.middleRows<3>(3 * c);
+      full += rows.transpose() * hessian * rows;
+    }
+    const std::vector<Matrix3> blocks = QuasiNewtonHessianBlocks(problem, velocity);
+    ASSERT_EQ(blocks.size(), problem.node_mass.size());
+    double largest_off_diagonal = 0.0;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      const Matrix3 expected = full.block<3, 3>(3 * i, 3 * i);
+      EXPECT_LT((blocks[i] - expected).norm(), 1e-12 * expected.norm()) << model << " node " << i;
+      for (std::size_t j = 0; j < blocks.size(); ++j) {
+        if (j != i) largest_off_diagonal = std::max(largest_off_diagonal, full.block<3, 3>(3 * i, 3 * j).norm());
+      }
+    }
+    // The dropped cross-node terms are not negligible: the approximation is a real one.
+    EXPECT_GT(largest_off_diagonal, 0.0) << model;
+  }
+}
+
+TEST(QuasiNewtonSolver, GradientOfTheDenseCostMatchesFiniteDifferences) {
+  // Guards the test's own dense J (used by the Ceres and SAP cross-checks) against the
+  // solver's cost: the directional derivative of QuasiNewtonCost is gᵀd.
+  const RandomSubstepProblem random = MakeRandomProblem("lagged", 20, 6, 5);
+  const SubstepContactProblem& problem = random.problem;
+  std::mt19937 generator(11);
+  std::normal_distribution<double> normal;
+  const Eigen::VectorXd velocity = Flatten(problem.free_velocity);
+  Eigen::VectorXd direction(velocity.size());
+  for (int i = 0; i < direction.size(); ++i) direction[i] = normal(generator);
+  Eigen::VectorXd gradient;
+  DenseCost(random, velocity, &gradient);
+  const double step = 1e-6;
+  const double numeric = (QuasiNewtonCost(problem, Unflatten(velocity + step * direction)) -
+                          QuasiNewtonCost(problem, Unflatten(velocity - step * direction))) /
+                         (2.0 * step);
+  EXPECT_NEAR(numeric, gradient.dot(direction), 1e-6 * std::max(1.0, std::abs(numeric)));
+  EXPECT_NEAR(QuasiNewtonCost(problem, Unflatten(velocity)), DenseCost(random, velocity, nullptr), 1e-12);
+}
+
+TEST(QuasiNewtonSolver, CostDecreasesMonotonicallyAndTheStoppingRuleHolds) {
+  for (const std::string model : {"lagged", "sap_cone"}) {
+    const RandomSubstepProblem random = MakeRandomProblem(model, 60, 8, 7);
+    QuasiNewtonOptions options;
+    options.relative_tolerance = 1e-8;
+    options.max_iterations = 100000;
+    options.record_history = true;
+    const QuasiNewtonResults results = SolveQuasiNewton(random.problem, options);
+    ASSERT_TRUE(results.converged) << model << " " << results.stop_reason;
+    ASSERT_EQ(results.history.size(), static_cast<std::size_t>(results.iterations + 1));
+    for (std::size_t k = 1; k < results.history.size(); ++k) {
+      EXPECT_LE(results.history[k].cost, results.history[k - 1].cost + 1e-14 * std::abs(results.history[k - 1].cost))
+          << model << " iteration " << k;
+    }
+    EXPECT_LT(results.history.back().gradient_norm, results.history.back().threshold);
+    EXPECT_GT(results.iterations, 1) << "a block-diagonal step alone should not solve a coupled problem";
+    std::cout << model << ": " << results.iterations << " iterations to eps_r = 1e-8, "
+              << results.line_search_evaluations << " line-search evaluations\n";
+  }
+}
+
+TEST(QuasiNewtonSolver, AgreesWithSapOnTheSameSubstepProblem) {
+  // The substep problem is SAP's problem with A = M (seed 003 §IV-C): the dense SAP Newton
+  // solve must reach the same minimizer. Both run to tight tolerances; the distance between
+  // their answers is bounded by their residuals over the smallest mass.
+  for (const std::string model : {"lagged", "sap_cone"}) {
+    const RandomSubstepProblem random = MakeRandomProblem(model, 50, 7, 13);
+    const SubstepContactProblem& problem = random.problem;
+    sap::SapProblem sap_problem;
+    sap_problem.model = random.model.get();
+    sap_problem.free_motion_velocity = Flatten(problem.free_velocity);
+    for (const GridContact& contact : problem.contacts) {
+      sap::SapConstraint constraint;
+      for (int k = 0; k < 27; ++k) {
+        constraint.jacobian.push_back({3 * contact.node[k], contact.weight[k] * contact.world_to_contact});
+      }
+      constraint.bias = contact.bias;
+      constraint.contact = contact.prepared;
+      sap_problem.constraints.push_back(std::move(constraint));
+    }
+    sap::DenseSapLinearSystem system(Eigen::MatrixXd(MassDiagonal(problem).asDiagonal()));
+    sap::SapSolverOptions sap_options;
+    sap_options.relative_tolerance = 1e-12;
+    const sap::SapSolverResults sap_results = sap::SolveSap(sap_problem, system, sap_problem.free_motion_velocity, sap_options);
+    ASSERT_TRUE(sap_results.converged) << sap_results.BriefReport();
+    QuasiNewtonOptions options;
+    options.relative_tolerance = 1e-10;
+    options.max_iterations = 100000;
+    options.record_history = true;
+    const QuasiNewtonResults results = SolveQuasiNewton(problem, options);
+    ASSERT_TRUE(results.converged) << results.stop_reason;
+    const Eigen::VectorXd difference = Flatten(results.velocity) - sap_results.velocity;
+    const double scale = Flatten(problem.free_velocity).norm();
+    EXPECT_LT(difference.norm(), 1e-8 * scale) << model;
+    for (std::size_t c = 0; c < problem.contacts.size(); ++c) {
+      EXPECT_LT((results.impulses[c] - sap_results.impulses[c]).norm(),
+                1e-6 * std::max(1e-12, sap_results.impulses[c].norm()) + 1e-14)
+          << model << " contact " << c;
+    }
+    std::cout << model << ": QN " << results.iterations << " iterations, SAP " << sap_results.iterations
+              << " Newton iterations, |v_qn - v_sap|/|v*| = " << difference.norm() / scale << "\n";
+  }
+}
+
+// ℓ_p in the mass-scaled variables u = M^½ v, where it is strongly convex with modulus ≥ 1,
+// so a small gradient in u pins the minimizer down in every direction.
+class CeresSubstepObjective final : public ceres::FirstOrderFunction {
+ public:
+  explicit CeresSubstepObjective(const RandomSubstepProblem& random)
+      : random_(random), root_mass_(MassDiagonal(random.problem).cwiseSqrt()) {}
+  bool Evaluate(const double* parameters, double* cost, double* gradient) const override {
+    const Eigen::VectorXd scaled = Eigen::Map<const Eigen::VectorXd>(parameters, NumParameters());
+    Eigen::VectorXd gradient_vector;
+    *cost = DenseCost(random_, scaled.cwiseQuotient(root_mass_), gradient != nullptr ? &gradient_vector : nullptr);
+    if (gradient != nullptr) Eigen::Map<Eigen::VectorXd>(gradient, NumParameters()) = gradient_vector.cwiseQuotient(root_mass_);
+    return true;
+  }
+  int NumParameters() const override { return 3 * static_cast<int>(random_.problem.node_mass.size()); }
+
+ private:
+  const RandomSubstepProblem& random_;
+  Eigen::VectorXd root_mass_;
+};
+
+TEST(QuasiNewtonSolver, AgreesWithAnIndependentCeresSolve) {
+  for (const std::string model : {"lagged", "sap_cone"}) {
+    for (unsigned seed : {21u, 22u, 23u}) {
+      const RandomSubstepProblem random = MakeRandomProblem(model, 30, 7, seed);
+      const Eigen::VectorXd root_mass = MassDiagonal(random.problem).cwiseSqrt();
+      ceres::GradientProblem ceres_problem(new CeresSubstepObjective(random));
+      ceres::GradientProblemSolver::Options ceres_options;
+      ceres_options.line_search_direction_type = ceres::LBFGS;
+      ceres_options.max_num_iterations = 100000;
+      ceres_options.function_tolerance = 0.0;
+      ceres_options.parameter_tolerance = 0.0;
+      ceres_options.gradient_tolerance = 1e-15;
+      ceres_options.logging_type = ceres::SILENT;
+      Eigen::VectorXd scaled = Flatten(random.problem.free_velocity).cwiseProduct(root_mass);
+      ceres::GradientProblemSolver::Summary summary;
+      ceres::Solve(ceres_options, ceres_problem, scaled.data(), &summary);
+      ASSERT_EQ(summary.termination_type, ceres::CONVERGENCE) << summary.BriefReport();
+      const Eigen::VectorXd reference = scaled.cwiseQuotient(root_mass);
+
+      QuasiNewtonOptions options;
+      options.relative_tolerance = 1e-12;
+      options.max_iterations = 100000;
+      const QuasiNewtonResults results = SolveQuasiNewton(random.problem, options);
+      ASSERT_TRUE(results.converged);
+      const double reference_cost = DenseCost(random, reference, nullptr);
+      EXPECT_NEAR(results.cost, reference_cost, 1e-12 * std::max(1.0, std::abs(reference_cost))) << model << seed;
+      // Strong convexity (modulus 1 in u) bounds ‖u_qn − u_ceres‖ by the sum of the two
+      // scaled gradient norms; the bound itself is round-off sized.
+      Eigen::VectorXd qn_gradient, reference_gradient;
+      DenseCost(random, Flatten(results.velocity), &qn_gradient);
+      DenseCost(random, reference, &reference_gradient);
+      const double bound = qn_gradient.cwiseQuotient(root_mass).norm() + reference_gradient.cwiseQuotient(root_mass).norm();
+      const double scaled_difference = (Flatten(results.velocity).cwiseProduct(root_mass) - scaled).norm();
+      EXPECT_LE(scaled_difference, 1.01 * bound + 1e-15) << model << seed;
+      EXPECT_LT(scaled_difference, 1e-8 * scaled.norm()) << model << seed;
+    }
+  }
+}
+
+TEST(QuasiNewtonSolver, OneAndTwoThreadsGiveTheSameBits) {
+  // Enough contacts and nodes that the chunked sums and parallel loops split the work.
+  const RandomSubstepProblem random = MakeRandomProblem("lagged", 300, 12, 31);
+  QuasiNewtonOptions options;
+  options.relative_tolerance = 1e-3;
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const QuasiNewtonResults one = SolveQuasiNewton(random.problem, options);
+  omp_set_num_threads(2);
+  const QuasiNewtonResults two = SolveQuasiNewton(random.problem, options);
+  omp_set_num_threads(threads);
+  ASSERT_EQ(one.iterations, two.iterations);
+  ASSERT_GT(one.iterations, 1);
+  for (std::size_t i = 0; i < one.velocity.size(); ++i) {
+    ASSERT_EQ(one.velocity[i], two.velocity[i]) << "node " << i;
+  }
+  for (std::size_t c = 0; c < one.impulses.size(); ++c) ASSERT_EQ(one.impulses[c], two.impulses[c]);
+}
+
+TEST(QuasiNewtonSolver, WithoutContactsTheFreeMotionIsReturned) {
+  RandomSubstepProblem random = MakeRandomProblem("lagged", 5, 6, 41);
+  random.problem.contacts.clear();
+  const QuasiNewtonResults results = SolveQuasiNewton(random.problem, QuasiNewtonOptions{});
+  EXPECT_TRUE(results.converged);
+  EXPECT_EQ(results.stop_reason, "no_contacts");
+  EXPECT_EQ(results.iterations, 0);
+  EXPECT_EQ(results.velocity, random.problem.free_velocity);
+}
+
+TEST(QuasiNewtonSolver, MalformedProblemsAndOptionsAreRejected) {
+  RandomSubstepProblem random = MakeRandomProblem("lagged", 5, 6, 43);
+  QuasiNewtonOptions options;
+  options.max_iterations = 0;
+  EXPECT_NE(options.Validate().find("max_iterations"), std::string::npos);
+  EXPECT_THROW(SolveQuasiNewton(random.problem, options), std::invalid_argument);
+  SubstepContactProblem bad = random.problem;
+  bad.node_mass[0] = 0.0;
+  EXPECT_THROW(SolveQuasiNewton(bad, QuasiNewtonOptions{}), std::invalid_argument);
+  bad = random.problem;
+  bad.contacts[0].node[0] = static_cast<int>(bad.node_mass.size());
+  EXPECT_THROW(SolveQuasiNewton(bad, QuasiNewtonOptions{}), std::invalid_argument);
+}
+
+// --- The formulation --------------------------------------------------------------------
+
+QuasiNewtonFormulationOptions FormulationOptions(int substeps) {
+  QuasiNewtonFormulationOptions options;
+  options.substeps = substeps;
+  options.contact.model = "lagged";
+  options.solver.relative_tolerance = 1e-6;
+  // The softer of spec A1's stiffness rules keeps the iteration counts, and the test, short.
+  options.stiffness_rule = "near_rigid_particle_mass";
+  return options;
+}
+
+// Largest |ΔP_total| over 60 steps of the cube hitting the free box, relative to |P|; checks
+// on every step that the box's momentum change equals the accumulated impulse.
+double MomentumDrift(QuasiNewtonFormulationOptions options) {
+  World world = test_worlds::CubeHitsBox();
+  QuasiNewtonFormulation formulation(options);
+  const double dt = 2.0e-3;
+  const Vector3 initial = test_worlds::TotalMomentum(world).first;
+  double largest_drift = 0.0;
+  int steps_with_contact = 0;
+  for (int step = 0; step < 60; ++step) {
+    const Vector3 body_momentum = world.bodies[0].LinearMomentum();
+    const StepReport report = formulation.Step(world, dt);
+    if (report.contacts > 0) ++steps_with_contact;
+    EXPECT_LT((world.bodies[0].LinearMomentum() - body_momentum - formulation.last_step().body_linear_impulse[0]).norm(),
+              1e-12 * initial.norm());
+    largest_drift = std::max(largest_drift, (test_worlds::TotalMomentum(world).first - initial).norm());
+  }
+  EXPECT_GE(steps_with_contact, 5);
+  // The box was pushed: a real exchange happened.
+  EXPECT_GT(world.bodies[0].linear_velocity.x(), 0.1);
+  return largest_drift / initial.norm();
+}
+
+TEST(QuasiNewtonFormulation, ImpulseGridUpdateConservesMomentumAtAnyTolerance) {
+  // Spec V3 for formulation B: without gravity the rigid momentum change is the sum of the
+  // substep impulses and the grid receives exactly the opposite, even at seed 003's loose ε_r.
+  QuasiNewtonFormulationOptions options = FormulationOptions(4);
+  options.grid_update = "impulse";
+  options.solver.relative_tolerance = 5e-2;
+  const double drift = MomentumDrift(options);
+  EXPECT_LT(drift, 1e-12);
+  std::cout << "impulse update, eps_r 5e-2: largest |dP|/|P| " << drift << "\n";
+}
+
+TEST(QuasiNewtonFormulation, SolverVelocityUpdateConservesMomentumToTheSolverTolerance) {
+  // Seed 003's update keeps the solver's v: the imbalance is the final residual, so a tight
+  // solve conserves momentum to about ε_r of the momentum scale, a loose one does not.
+  QuasiNewtonFormulationOptions options = FormulationOptions(4);
+  options.solver.relative_tolerance = 1e-7;
+  options.solver.max_iterations = 200000;
+  const double tight = MomentumDrift(options);
+  options.solver.relative_tolerance = 5e-2;
+  const double loose = MomentumDrift(options);
+  EXPECT_LT(tight, 1e-5);
+  EXPECT_GT(loose, 100 * tight);
+  std::cout << "solver velocity update: largest |dP|/|P| " << tight << " at eps_r 1e-7, " << loose << " at 5e-2\n";
+}
+
+TEST(QuasiNewtonFormulation, TableCarriesTheWeightOfARestingBlock) {
+  // A 0.1 m elastic block settles on a static table; averaged over the last 0.1 s the contact
+  // force on the table equals the block's weight (its momentum no longer changes). At
+  // ε_r = 1e-3 each substep may leave a momentum imbalance of 1e-3 of the momentum scale,
+  // which bounds the symmetric block's lateral force.
+  World world;
+  world.grid_spacing = 0.025;
+  test_worlds::AddCube(world, Vector3(-0.05, -0.05, 0.0), 0.1, 500.0, 2e4, Vector3::Zero());
+  world.bodies.push_back(rigid::MakeStaticBody(
+      "table", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.5}}, rigid::Pose{}));
+  const double weight = mpm::TotalMass(world.particles) * 9.81;
+  QuasiNewtonFormulationOptions options = FormulationOptions(5);
+  options.solver.relative_tolerance = 1e-3;
+  QuasiNewtonFormulation formulation(options);
+  const double dt = 5.0e-3;
+  Vector3 force_sum = Vector3::Zero();
+  int samples = 0;
+  for (int step = 0; step < 200; ++step) {
+    const StepReport report = formulation.Step(world, dt);
+    if (step >= 180) {
+      force_sum += report.contact_wrench[0].force;
+      ++samples;
+    }
+  }
+  const Vector3 mean_force = force_sum / samples;
+  // Residual vertical momentum change over the window bounds the error of the average.
+  EXPECT_NEAR(-mean_force.z(), weight, 0.02 * weight);
+  EXPECT_LT(std::hypot(mean_force.x(), mean_force.y()), 1e-3 * weight);
+  EXPECT_GT(test_worlds::LowestParticle(world), -0.25 * world.grid_spacing);
+  std::cout << "table force " << -mean_force.z() << " N, weight " << weight << " N, last substep iterations "
+            << formulation.last_step().iterations_per_substep.back() << "\n";
+}
+
+TEST(QuasiNewtonFormulation, OneAndTwoThreadsGiveTheSameTrajectory) {
+  World one_world = test_worlds::CubeHitsBox();
+  World two_world = test_worlds::CubeHitsBox();
+  QuasiNewtonFormulation one(FormulationOptions(3));
+  QuasiNewtonFormulation two(FormulationOptions(3));
+  const int threads = omp_get_max_threads();
+  for (int step = 0; step < 25; ++step) {
+    omp_set_num_threads(1);
+    one.Step(one_world, 2.0e-3);
+    omp_set_num_threads(2);
+    two.Step(two_world, 2.0e-3);
+  }
+  omp_set_num_threads(threads);
+  for (std::size_t p = 0; p < one_world.particles.size(); ++p) {
+    ASSERT_EQ(one_world.particles.position[p], two_world.particles.position[p]) << "particle " << p;
+  }
+  EXPECT_EQ(one_world.bodies[0].linear_velocity, two_world.bodies[0].linear_velocity);
+}
+
+TEST(QuasiNewtonFormulation, OptionsRejectBadValuesNamingTheKey) {
+  ParameterSet parameters;
+  parameters.Declare(QuasiNewtonFormulationOptions::Specs());
+  EXPECT_EQ(parameters.GetString("contact.model"), "lagged");
+  parameters.SetFromText("quasi_newton.relative_tolerance", "0", "test");
+  parameters.SetFromText("quasi_newton.absolute_tolerance", "0", "test");
+  try {
+    QuasiNewtonFormulationOptions::FromParameters(parameters);
+    FAIL() << "both tolerances zero must be rejected";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("quasi_newton"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace contactlab::quasi_newton
