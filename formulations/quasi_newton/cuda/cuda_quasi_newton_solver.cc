@@ -1,0 +1,108 @@
+// Host half of CudaQuasiNewtonSolver: validation, the stencil sort, packing into the pinned
+// buffers of the device half (device_solver.cu) and unpacking of the results.
+#include "formulations/quasi_newton/cuda/cuda_quasi_newton_solver.h"
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "formulations/contact/sap_friction_cone.h"
+#include "formulations/quasi_newton/cuda/device_solver.h"
+#include "formulations/quasi_newton/cuda/problem_packing.h"
+
+namespace contactlab::quasi_newton {
+
+static_assert(gpu::kDeviceSapSoftNormVelocity == contact::kSapSoftNormVelocity,
+              "device and host SAP soft-norm velocities differ");
+static_assert(gpu::kStencilSize == static_cast<int>(std::tuple_size_v<decltype(GridContact::node)>));
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// The checks of SolveQuasiNewton, with the same messages.
+void CheckProblem(const SubstepContactProblem& problem) {
+  if (problem.model == nullptr) throw std::invalid_argument("SubstepContactProblem: no contact model");
+  const int node_count = static_cast<int>(problem.node_mass.size());
+  if (static_cast<int>(problem.free_velocity.size()) != node_count) {
+    throw std::invalid_argument("SubstepContactProblem: " + std::to_string(problem.free_velocity.size()) +
+                                " free velocities for " + std::to_string(node_count) + " nodes");
+  }
+  for (int i = 0; i < node_count; ++i) {
+    if (!(problem.node_mass[i] > 0.0)) {
+      throw std::invalid_argument("SubstepContactProblem: node " + std::to_string(i) + " has mass " +
+                                  std::to_string(problem.node_mass[i]) + " (must be > 0)");
+    }
+  }
+  for (std::size_t c = 0; c < problem.contacts.size(); ++c) {
+    for (int node : problem.contacts[c].node) {
+      if (node < -1 || node >= node_count) {
+        throw std::invalid_argument("SubstepContactProblem: contact " + std::to_string(c) + " refers to node " +
+                                    std::to_string(node) + " of " + std::to_string(node_count));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool CudaDeviceAvailable(std::string* reason) { return gpu::QueryDevice(reason); }
+
+struct CudaQuasiNewtonSolver::Device {
+  gpu::DeviceSolver solver;
+};
+
+CudaQuasiNewtonSolver::CudaQuasiNewtonSolver(CudaQuasiNewtonSettings settings)
+    : settings_(settings), device_(std::make_unique<Device>()) {}
+
+CudaQuasiNewtonSolver::~CudaQuasiNewtonSolver() = default;
+
+QuasiNewtonResults CudaQuasiNewtonSolver::Solve(const SubstepContactProblem& problem,
+                                                const QuasiNewtonOptions& options) {
+  const Clock::time_point pack_start = Clock::now();
+  timings_ = CudaQuasiNewtonTimings();
+  if (const std::string reason = options.Validate(); !reason.empty()) {
+    throw std::invalid_argument("QuasiNewtonOptions: " + reason);
+  }
+  CheckProblem(problem);
+  gpu::DeviceContactModel model;
+  if (!gpu::DeviceModelFor(*problem.model, &model)) {
+    throw std::invalid_argument("CudaQuasiNewtonSolver: contact model '" + std::string(problem.model->name()) +
+                                "' has no device implementation");
+  }
+  const int node_count = static_cast<int>(problem.node_mass.size());
+  const int contact_count = static_cast<int>(problem.contacts.size());
+
+  QuasiNewtonResults results;
+  if (contact_count == 0) {
+    results.velocity = problem.free_velocity;  // spec Y2: v* is optimal without contacts
+    results.converged = true;
+    results.stop_reason = "no_contacts";
+    timings_.pack_seconds = SecondsSince(pack_start);
+    return results;
+  }
+
+  // Contacts in stencil order into the pinned structure-of-arrays buffers.
+  gpu::HostProblemBuffers& staged = device_->solver.Stage(node_count, contact_count);
+  const std::vector<int> order = gpu::StencilOrder(problem);
+  gpu::PackProblem(problem, order, staged);
+  gpu::DeviceSolveSettings settings = gpu::MakeDeviceSettings(problem, options, model);
+  settings.warp_aggregation = settings_.warp_aggregation;
+  settings.max_iterations_per_sync = settings_.max_iterations_per_sync;
+  timings_.pack_seconds = SecondsSince(pack_start);
+
+  const Clock::time_point device_start = Clock::now();
+  const gpu::DeviceSolveSummary summary = device_->solver.Solve(settings);
+  timings_.device_seconds = SecondsSince(device_start);
+  timings_.synchronizations = summary.synchronizations;
+
+  const Clock::time_point unpack_start = Clock::now();
+  gpu::UnpackResults(summary, staged, order, results);
+  timings_.unpack_seconds = SecondsSince(unpack_start);
+  return results;
+}
+
+}  // namespace contactlab::quasi_newton

@@ -1,0 +1,162 @@
+#pragma once
+// Host side of the device solver's data exchange: a SubstepContactProblem (Eigen, AoS) in and
+// out of the structure-of-arrays buffers of device_solver.h. Used by CudaQuasiNewtonSolver
+// and by the host emulation of the device solver in tests.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "formulations/contact/contact_model.h"
+#include "formulations/quasi_newton/cuda/device_contact_models.h"
+#include "formulations/quasi_newton/cuda/device_solver.h"
+#include "formulations/quasi_newton/quasi_newton_solver.h"
+
+namespace contactlab::quasi_newton::gpu {
+
+// contact::PreparedContact → DeviceContactParameters.
+inline DeviceContactParameters ToDeviceParameters(const contact::PreparedContact& prepared) {
+  DeviceContactParameters c;
+  c.friction_coefficient = prepared.friction_coefficient;
+  for (int i = 0; i < 3; ++i) {
+    c.regularization[i] = prepared.regularization[i];
+    c.stabilization_velocity[i] = prepared.stabilization_velocity[i];
+  }
+  c.mu_tilde = prepared.mu_tilde;
+  c.mu_hat = prepared.mu_hat;
+  c.time_step = prepared.time_step;
+  c.stiffness = prepared.stiffness;
+  c.dissipation = prepared.dissipation;
+  c.elastic_force = prepared.elastic_force;
+  c.max_normal_velocity = prepared.max_normal_velocity;
+  c.lagged_normal_impulse = prepared.lagged_normal_impulse;
+  c.soft_norm_tolerance = prepared.soft_norm_tolerance;
+  return c;
+}
+
+// The device model implementing a ContactModel, by name; false when there is none.
+inline bool DeviceModelFor(const contact::ContactModel& model, DeviceContactModel* kind) {
+  if (model.name() == "lagged") {
+    *kind = DeviceContactModel::kLagged;
+    return true;
+  }
+  if (model.name() == "sap_cone") {
+    *kind = DeviceContactModel::kSapCone;
+    return true;
+  }
+  return false;
+}
+
+// Sort key of a contact: its stencil's centre node (slot 13, always weighted for a quadratic
+// B-spline), else its first node, else −1.
+inline int StencilKey(const GridContact& contact) {
+  if (contact.node[13] >= 0) return contact.node[13];
+  for (int node : contact.node) {
+    if (node >= 0) return node;
+  }
+  return -1;
+}
+
+// Contacts in stencil order, order[q] = contact at packed position q (stable counting sort on
+// StencilKey, O(contacts + nodes)). Equal stencils become neighbouring lanes of a warp, which
+// the segmented scatter sums before its atomics (seed 003 §V-A sorts particles by cell for
+// the same reason).
+inline std::vector<int> StencilOrder(const SubstepContactProblem& problem) {
+  const int node_count = static_cast<int>(problem.node_mass.size());
+  const int contact_count = static_cast<int>(problem.contacts.size());
+  std::vector<int> start(node_count + 2, 0);
+  std::vector<int> key(contact_count);
+  for (int c = 0; c < contact_count; ++c) {
+    key[c] = StencilKey(problem.contacts[c]) + 1;
+    ++start[key[c] + 1];
+  }
+  for (int k = 0; k <= node_count; ++k) start[k + 1] += start[k];
+  std::vector<int> order(contact_count);
+  for (int c = 0; c < contact_count; ++c) order[start[key[c]]++] = c;
+  return order;
+}
+
+// Writes nodes and contacts (in `order`) into buffers sized for the problem.
+inline void PackProblem(const SubstepContactProblem& problem, const std::vector<int>& order,
+                        HostProblemBuffers& staged) {
+  const int n = staged.node_count;
+  const int nc = staged.contact_count;
+  for (int i = 0; i < n; ++i) {
+    staged.node_mass[i] = problem.node_mass[i];
+    for (int k = 0; k < 3; ++k) staged.free_velocity[k * n + i] = problem.free_velocity[i][k];
+  }
+  for (int q = 0; q < nc; ++q) {
+    const GridContact& contact = problem.contacts[order[q]];
+    for (int s = 0; s < kStencilSize; ++s) {
+      staged.stencil_node[s * nc + q] = contact.node[s];
+      staged.stencil_weight[s * nc + q] = contact.weight[s];
+    }
+    for (int row = 0; row < 3; ++row) {
+      for (int column = 0; column < 3; ++column) {
+        staged.rotation[(3 * row + column) * nc + q] = contact.world_to_contact(row, column);
+      }
+    }
+    for (int k = 0; k < 3; ++k) staged.bias[k * nc + q] = contact.bias[k];
+    StoreContactParameters(ToDeviceParameters(contact.prepared), staged.parameters, nc, q);
+  }
+}
+
+inline DeviceSolveSettings MakeDeviceSettings(const SubstepContactProblem& problem, const QuasiNewtonOptions& options,
+                                              DeviceContactModel model) {
+  DeviceSolveSettings settings;
+  settings.model = model;
+  settings.relative_tolerance = options.relative_tolerance;
+  settings.absolute_tolerance = options.absolute_tolerance;
+  settings.max_iterations = options.max_iterations;
+  settings.record_history = options.record_history;
+  settings.line_search.max_step = options.line_search.max_step;
+  settings.line_search.derivative_tolerance = options.line_search.derivative_tolerance;
+  settings.line_search.step_tolerance = options.line_search.step_tolerance;
+  settings.line_search.max_iterations = options.line_search.max_iterations;
+  settings.line_search.cost_absolute_tolerance = options.line_search.cost_absolute_tolerance;
+  settings.line_search.cost_relative_tolerance = options.line_search.cost_relative_tolerance;
+  settings.outside_momentum_squared = problem.outside_momentum_squared;
+  return settings;
+}
+
+inline std::string StopReasonName(DeviceStopReason stop) {
+  switch (stop) {
+    case DeviceStopReason::kOptimality:
+      return "optimality";
+    case DeviceStopReason::kMaxIterations:
+      return "max_iterations";
+    case DeviceStopReason::kLineSearch:
+      return "line_search";
+    case DeviceStopReason::kRunning:
+      break;
+  }
+  return "unknown";
+}
+
+// Velocities, impulses (back in the problem's contact order) and statistics of a device solve.
+inline void UnpackResults(const DeviceSolveSummary& summary, const HostProblemBuffers& staged,
+                          const std::vector<int>& order, QuasiNewtonResults& results) {
+  const int n = staged.node_count;
+  const int nc = staged.contact_count;
+  results.velocity.resize(n);
+  for (int i = 0; i < n; ++i) {
+    results.velocity[i] = Vector3(staged.velocity[i], staged.velocity[n + i], staged.velocity[2 * n + i]);
+  }
+  results.impulses.resize(nc);
+  for (int q = 0; q < nc; ++q) {
+    results.impulses[order[q]] = Vector3(staged.impulse[q], staged.impulse[nc + q], staged.impulse[2 * nc + q]);
+  }
+  results.iterations = summary.iterations;
+  results.line_search_evaluations = summary.line_search_evaluations;
+  results.converged = summary.stop == DeviceStopReason::kOptimality;
+  results.residual = summary.residual;
+  results.cost = summary.cost;
+  results.stop_reason = StopReasonName(summary.stop);
+  results.history.clear();
+  results.history.reserve(summary.history.size());
+  for (const DeviceIterationRecord& record : summary.history) {
+    results.history.push_back(
+        {record.cost, record.gradient_norm, record.threshold, record.step, record.line_search_evaluations});
+  }
+}
+
+}  // namespace contactlab::quasi_newton::gpu
