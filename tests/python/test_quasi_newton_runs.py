@@ -1,0 +1,55 @@
+"""quasi_newton through the real executable: a short squeezed-cube run whose per-iteration
+solver log is written and read back, and one-line input errors for its keys.
+
+Needs CONTACTLAB_BIN=/path/to/contactlab.
+"""
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from analysis import Run
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCENE = REPO_ROOT / "data" / "scenes" / "squeezed_cube.toml"
+
+
+def test_short_squeeze_logs_converging_iterations(contactlab_bin, tmp_path):
+    out = tmp_path / "squeeze_qn.h5"
+    command = [contactlab_bin, "run", "squeezed_cube", "-f", "quasi_newton", "--config", str(SCENE),
+               "--set", "dt=1e-4", "--set", "duration=0.02", "--set", "averaging_window=0.01",
+               "--set", "quasi_newton.log_iterations=true", "--set", "quasi_newton.max_iterations=300", "--quiet", "--out", str(out)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stderr}"
+    run = Run.open(out)
+    assert run.ok and run.formulation == "quasi_newton"
+    log = run.solver_log()
+    assert np.all(log["substeps"] == 1)
+    assert log["contacts"].max() > 0, "the panels reach the cube within 20 ms"
+    iterations = run.iteration_log()
+    assert set(iterations) == {"time", "solve", "iteration", "gradient_norm", "threshold", "cost"}
+    # Every converged solve ends below its threshold, and no solve's cost ever rises.
+    converged_times = set(log["time"][log["converged"]])
+    checked = 0
+    for step_time in np.unique(iterations["time"]):
+        rows = iterations["time"] == step_time
+        gradient = iterations["gradient_norm"][rows]
+        cost = iterations["cost"][rows]
+        assert np.all(np.diff(cost) <= 1e-12 * np.abs(cost).max())
+        if step_time in converged_times:
+            assert gradient[-1] < iterations["threshold"][rows][-1]
+            checked += 1
+    assert checked > 0
+    assert iterations["iteration"].max() + 1 >= log["outer_iterations"].max()
+
+
+def test_bad_quasi_newton_key_is_a_one_line_error(contactlab_bin, tmp_path):
+    out = tmp_path / "bad.h5"
+    result = subprocess.run([contactlab_bin, "run", "squeezed_cube", "-f", "quasi_newton", "--config", str(SCENE),
+                             "--set", "quasi_newton.stiffness_rule=soft", "--quiet", "--out", str(out)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "quasi_newton.stiffness_rule" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not out.exists()
