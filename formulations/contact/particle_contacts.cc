@@ -1,5 +1,7 @@
 #include "formulations/contact/particle_contacts.h"
 
+#include <algorithm>
+
 #include <omp.h>
 
 #include "formulations/contact/geometry_query.h"
@@ -44,6 +46,14 @@ std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& partic
   std::vector<ParticleContact> contacts;
   for (auto& found : per_thread) contacts.insert(contacts.end(), found.begin(), found.end());
   return contacts;
+}
+
+double MaxPenetration(const mpm::Particles& particles, const std::vector<rigid::RigidBody>& bodies) {
+  double deepest = 0.0;
+  for (const ParticleContact& point : DetectParticleContacts(particles, bodies)) {
+    deepest = std::max(deepest, point.penetration);
+  }
+  return deepest;
 }
 
 }  // namespace contactlab::contact

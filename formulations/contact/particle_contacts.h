@@ -30,4 +30,8 @@ std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& partic
                                                     const std::vector<rigid::RigidBody>& bodies,
                                                     double margin = 0.0);
 
+// The deepest particle penetration into any rigid geometry [m] (0 when none): what step
+// reports call max_penetration.
+double MaxPenetration(const mpm::Particles& particles, const std::vector<rigid::RigidBody>& bodies);
+
 }  // namespace contactlab::contact

@@ -13,7 +13,9 @@ namespace {
 
 constexpr int kStencilSize = 27;
 
-void CheckProblem(const SubstepContactProblem& problem) {
+}  // namespace
+
+void CheckSubstepProblem(const SubstepContactProblem& problem) {
   if (problem.model == nullptr) throw std::invalid_argument("SubstepContactProblem: no contact model");
   const int node_count = static_cast<int>(problem.node_mass.size());
   if (static_cast<int>(problem.free_velocity.size()) != node_count) {
@@ -36,6 +38,8 @@ void CheckProblem(const SubstepContactProblem& problem) {
     }
   }
 }
+
+namespace {
 
 // For every node, the (contact, stencil slot) pairs whose stencil contains it, ordered by
 // contact then slot: K3's scatter becomes a race-free, ordered gather per node.
@@ -148,7 +152,7 @@ std::string QuasiNewtonOptions::Validate() const {
 }
 
 double QuasiNewtonCost(const SubstepContactProblem& problem, const std::vector<Vector3>& velocity) {
-  CheckProblem(problem);
+  CheckSubstepProblem(problem);
   double cost = MassTerm(problem, velocity);
   for (const GridContact& contact : problem.contacts) {
     cost += problem.model->Cost(contact.prepared, GatherToContact(contact, velocity) + contact.bias);
@@ -158,7 +162,7 @@ double QuasiNewtonCost(const SubstepContactProblem& problem, const std::vector<V
 
 std::vector<Matrix3> QuasiNewtonHessianBlocks(const SubstepContactProblem& problem,
                                               const std::vector<Vector3>& velocity) {
-  CheckProblem(problem);
+  CheckSubstepProblem(problem);
   const int contact_count = static_cast<int>(problem.contacts.size());
   const int node_count = static_cast<int>(problem.node_mass.size());
   Workspace work;
@@ -176,7 +180,7 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
   if (const std::string reason = options.Validate(); !reason.empty()) {
     throw std::invalid_argument("QuasiNewtonOptions: " + reason);
   }
-  CheckProblem(problem);
+  CheckSubstepProblem(problem);
   const int contact_count = static_cast<int>(problem.contacts.size());
   const int node_count = static_cast<int>(problem.node_mass.size());
 

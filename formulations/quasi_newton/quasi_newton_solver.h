@@ -97,6 +97,10 @@ struct QuasiNewtonResults {
   std::vector<QuasiNewtonIteration> history;  // when requested; last entry = final state
 };
 
+// Throws std::invalid_argument naming the problem: missing model, sizes that disagree,
+// non-positive mass, node index out of range. Every backend checks its input with it.
+void CheckSubstepProblem(const SubstepContactProblem& problem);
+
 // ℓ_p(v) for given node velocities (tests and cross-checks).
 double QuasiNewtonCost(const SubstepContactProblem& problem, const std::vector<Vector3>& velocity);
 

@@ -23,30 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// The checks of SolveQuasiNewton, with the same messages.
-void CheckProblem(const SubstepContactProblem& problem) {
-  if (problem.model == nullptr) throw std::invalid_argument("SubstepContactProblem: no contact model");
-  const int node_count = static_cast<int>(problem.node_mass.size());
-  if (static_cast<int>(problem.free_velocity.size()) != node_count) {
-    throw std::invalid_argument("SubstepContactProblem: " + std::to_string(problem.free_velocity.size()) +
-                                " free velocities for " + std::to_string(node_count) + " nodes");
-  }
-  for (int i = 0; i < node_count; ++i) {
-    if (!(problem.node_mass[i] > 0.0)) {
-      throw std::invalid_argument("SubstepContactProblem: node " + std::to_string(i) + " has mass " +
-                                  std::to_string(problem.node_mass[i]) + " (must be > 0)");
-    }
-  }
-  for (std::size_t c = 0; c < problem.contacts.size(); ++c) {
-    for (int node : problem.contacts[c].node) {
-      if (node < -1 || node >= node_count) {
-        throw std::invalid_argument("SubstepContactProblem: contact " + std::to_string(c) + " refers to node " +
-                                    std::to_string(node) + " of " + std::to_string(node_count));
-      }
-    }
-  }
-}
-
 }  // namespace
 
 bool CudaDeviceAvailable(std::string* reason) { return gpu::QueryDevice(reason); }
@@ -67,7 +43,7 @@ QuasiNewtonResults CudaQuasiNewtonSolver::Solve(const SubstepContactProblem& pro
   if (const std::string reason = options.Validate(); !reason.empty()) {
     throw std::invalid_argument("QuasiNewtonOptions: " + reason);
   }
-  CheckProblem(problem);
+  CheckSubstepProblem(problem);
   gpu::DeviceContactModel model;
   if (!gpu::DeviceModelFor(*problem.model, &model)) {
     throw std::invalid_argument("CudaQuasiNewtonSolver: contact model '" + std::string(problem.model->name()) +
