@@ -298,6 +298,7 @@ void RunRecorder::AppendSolverLog(double time, const StepReport& report, double 
   // The per-body wrenches are not part of the solver log; do not keep them for every step
   // (iteration records are, when a formulation logged them).
   solver_log_.back().report.contact_wrench = std::vector<BodyWrench>();
+  solver_log_.back().report.contact_forces = std::vector<ContactForce>();
 }
 
 void RunRecorder::SetSummary(const std::string& name, const AttributeValue& value) {

@@ -20,6 +20,21 @@ struct BodyWrench {
   mpm::Vector3 torque = mpm::Vector3::Zero();  // [N m]
 };
 
+// The force at one contact point between a rigid geometry and what touches it (an MPM
+// particle, or a point of another rigid body), for force diagnostics such as the
+// per-contact Coulomb cone margin ‖f_t‖ − μ f_n (spec-penalty-hybrid §4.4). Formulations
+// that resolve contact per point fill these; grid-based ones may leave them empty.
+struct ContactForce {
+  int body = -1;                                 // world body owning the touched geometry
+  int geometry = -1;                             // geometry index within that body
+  mpm::Vector3 point = mpm::Vector3::Zero();     // contact point, world [m]
+  mpm::Vector3 normal = mpm::Vector3::UnitZ();   // outward unit normal of the geometry, world
+  // Force the geometry exerts on the touching particle or point, world [N]: f·n > 0 pushes
+  // it out. (The opposite of what the geometry's body receives.)
+  mpm::Vector3 force = mpm::Vector3::Zero();
+  double friction_coefficient = 0.0;             // μ of the geometry [-]
+};
+
 // Wall-clock seconds spent in each phase of a step.
 struct Timings {
   double free_motion = 0.0;  // P2G, stresses, unconstrained grid update
@@ -52,6 +67,7 @@ struct StepReport {
   bool converged = true;
   std::vector<BodyWrench> contact_wrench;  // one per world body, same order
   std::vector<IterationRecord> iteration_log;  // empty unless iteration logging is on
+  std::vector<ContactForce> contact_forces;     // per contact point; empty if not resolved
   Timings timings;
 };
 
