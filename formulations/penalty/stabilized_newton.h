@@ -1,0 +1,122 @@
+#pragma once
+// The stabilized Newton solver of seed 001 §3 (spec-penalty-hybrid §2.10–2.11, A3–A5) for a
+// square nonlinear system g(x) = 0 whose Jacobian H = ∂g/∂x is not symmetric:
+//   * merit function E(x) = ½‖g(x)‖², with ∇E = Hᵀg;
+//   * direction: inexact Newton, H Δx ≈ −g by one cycle of right-preconditioned GMRES
+//     (Eigen's unsupported IterativeSolvers module) from Δx = 0. Any such iterate that
+//     lowers the residual is downhill for E (spec §2.10: gᵀHΔx = −‖g‖² − gᵀρ < 0 when
+//     ‖ρ‖ < ‖g‖); when GMRES stagnates the direction falls back to −Hᵀg;
+//   * step: strong Wolfe line search on E (solvers/wolfe_line_search.h);
+//   * stop: ‖g‖ ≤ τ_g (the equations hold) or ‖Hᵀg‖ ≤ τ_s (a stationary point of E, which
+//     may not be a solution; seed 001 never saw one). Unconverged steps are kept and
+//     reported, as seed 001 does.
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+
+namespace contactlab::penalty {
+
+using SparseMatrix = Eigen::SparseMatrix<double>;  // column-major
+
+// The equations of one implicit step.
+class NonlinearSystem {
+ public:
+  virtual ~NonlinearSystem() = default;
+  virtual int size() const = 0;
+  // Called at the start of every Newton iteration with the current iterate. Returns true
+  // when g changed as a function (the penalty system registers contacts found at x here,
+  // spec A5); between two calls the system is a fixed function of x.
+  virtual bool BeginIteration(const Eigen::VectorXd& x) = 0;
+  // g(x), and H(x) when `jacobian` is not null.
+  virtual void Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* residual, SparseMatrix* jacobian) = 0;
+  // The diagonal blocks [starts[k], starts[k+1]) of the block-Jacobi preconditioner, ending
+  // with size() (e.g. three per grid node, six per free rigid body).
+  virtual std::vector<int> PreconditionerBlocks() const = 0;
+};
+
+enum class Preconditioner {
+  kBlockJacobi,   // LU of H's diagonal blocks (spec A4's default)
+  kIncompleteLu,  // Eigen's IncompleteLUT of the whole H
+  kNone,
+};
+
+struct StabilizedNewtonOptions {
+  // Stop when ‖g‖ ≤ residual_tolerance [units of g]. The caller scales it to its problem.
+  double residual_tolerance = 1.0e-8;
+  // Stop when ‖Hᵀg‖ ≤ stationarity_tolerance [units of Hᵀg]: E cannot be lowered further.
+  double stationarity_tolerance = 1.0e-12;
+  // Newton iterations before giving up (seed 001: 1000, never reached).
+  int max_iterations = 1000;
+  // GMRES iterations in its single cycle (seed 001 §5: at most 20).
+  int gmres_iterations = 20;
+  // GMRES stops once ‖HΔx + g‖ ≤ this · ‖g‖ [-]: inexact Newton (spec A4: about 1e-3).
+  double gmres_relative_tolerance = 1.0e-3;
+  Preconditioner preconditioner = Preconditioner::kBlockJacobi;
+  // The GMRES direction is used only when gᵀHΔx ≤ −c₀ ‖g‖ ‖HΔx‖ [-] (spec §2.10, c₀ ~ 1e-8);
+  // otherwise the steepest descent direction of E, −Hᵀg.
+  double descent_cosine = 1.0e-8;
+  double line_search_sufficient_decrease = 1.0e-4;  // Wolfe c₁ [-] (spec A3)
+  double line_search_curvature = 0.9;               // Wolfe c₂ [-] (spec A3)
+  int line_search_max_evaluations = 20;             // spec A3
+
+  // Empty when valid, else a one-line reason naming the field.
+  std::string Validate() const;
+};
+
+enum class NewtonTermination {
+  kResidual,          // ‖g‖ ≤ τ_g
+  kStationary,        // ‖Hᵀg‖ ≤ τ_s without ‖g‖ ≤ τ_g
+  kMaxIterations,
+  kLineSearchFailed,  // no trial step lowered E
+  kNonFinite,         // g or H not finite at the iterate
+};
+const char* ToString(NewtonTermination termination);
+
+// One Newton iteration (MuJoCo-style solver statistics).
+struct NewtonIterationRecord {
+  int iteration = 0;
+  double residual_norm = 0.0;       // ‖g‖ at the start of the iteration
+  double stationarity_norm = 0.0;   // ‖Hᵀg‖
+  int gmres_iterations = 0;
+  double gmres_relative_residual = 0.0;  // ‖HΔx + g‖ / ‖g‖ after GMRES
+  bool fallback_direction = false;  // −Hᵀg was used
+  double step = 0.0;                // accepted line-search step α
+  int line_search_evaluations = 0;
+  bool contacts_changed = false;    // BeginIteration changed g
+};
+
+struct StabilizedNewtonSummary {
+  NewtonTermination termination = NewtonTermination::kMaxIterations;
+  int iterations = 0;                 // Newton directions computed
+  int gmres_iterations = 0;           // summed over the iterations
+  int line_search_evaluations = 0;    // summed
+  int fallback_directions = 0;
+  double initial_residual_norm = 0.0;
+  double final_residual_norm = 0.0;
+  double final_stationarity_norm = 0.0;
+  std::vector<NewtonIterationRecord> records;
+
+  bool converged() const { return termination == NewtonTermination::kResidual; }
+  // A few lines: termination, counts, residuals.
+  std::string BriefReport() const;
+};
+
+// The search direction of one iteration (steps 3–4 of the loop): right-preconditioned
+// GMRES for H Δx = −g from Δx = 0, replaced by −Hᵀg when it is not downhill for E.
+struct NewtonDirection {
+  Eigen::VectorXd direction;
+  int gmres_iterations = 0;
+  double gmres_relative_residual = 0.0;  // ‖HΔx + g‖ / ‖g‖ of the GMRES direction
+  bool fallback = false;                 // −Hᵀg was returned
+};
+NewtonDirection ComputeNewtonDirection(const SparseMatrix& jacobian, const Eigen::VectorXd& residual,
+                                       const std::vector<int>& preconditioner_blocks,
+                                       const StabilizedNewtonOptions& options);
+
+// Solves g(x) = 0 from `x` (overwritten with the last accepted iterate).
+StabilizedNewtonSummary SolveStabilizedNewton(NonlinearSystem& system, const StabilizedNewtonOptions& options,
+                                              Eigen::VectorXd& x);
+
+}  // namespace contactlab::penalty

@@ -1,0 +1,209 @@
+// The stabilized Newton solver of the penalty formulation (spec-penalty-hybrid §2.10–2.11)
+// and its strong Wolfe line search: Wolfe conditions at the accepted step, the GMRES
+// direction downhill for E = ½‖g‖² whenever it lowered the residual, convergence on a
+// nonsymmetric, kinked system with a known solution, and stationary points reported as such.
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "formulations/penalty/stabilized_newton.h"
+#include "formulations/solvers/wolfe_line_search.h"
+
+namespace contactlab::penalty {
+namespace {
+
+using solvers::MeritSample;
+
+TEST(WolfeLineSearch, AcceptedStepSatisfiesBothConditions) {
+  // φ(α) = (α − 0.3)² + 0.1 α⁴ − 0.09, minimum near 0.29: α = 1 overshoots, zoom finds it.
+  auto merit = [](double a) {
+    return MeritSample{(a - 0.3) * (a - 0.3) + 0.1 * a * a * a * a - 0.09, 2.0 * (a - 0.3) + 0.4 * a * a * a};
+  };
+  const solvers::WolfeLineSearchOptions options;
+  const MeritSample initial = merit(0.0);
+  const solvers::WolfeLineSearchResult result = solvers::WolfeLineSearch(merit, initial, options);
+  ASSERT_TRUE(result.wolfe_satisfied);
+  EXPECT_LE(result.sample.value, initial.value + options.sufficient_decrease * result.step * initial.derivative);
+  EXPECT_LE(std::abs(result.sample.derivative), -options.curvature * initial.derivative);
+  EXPECT_GT(result.step, 0.0);
+  EXPECT_LT(result.step, 1.0);
+}
+
+TEST(WolfeLineSearch, ExtendsShortDirectionsAndRefusesAscent) {
+  // Minimum at α = 30: at α = 1 the slope has barely changed, so the bracket phase doubles
+  // the step (up to max_step).
+  auto merit = [](double a) { return MeritSample{(a - 30.0) * (a - 30.0), 2.0 * (a - 30.0)}; };
+  const solvers::WolfeLineSearchResult result = solvers::WolfeLineSearch(merit, merit(0.0));
+  EXPECT_TRUE(result.wolfe_satisfied);
+  EXPECT_GT(result.step, 1.0);
+  // φ'(0) > 0: not a descent direction, no step is taken.
+  auto ascent = [](double a) { return MeritSample{a, 1.0}; };
+  const solvers::WolfeLineSearchResult refused = solvers::WolfeLineSearch(ascent, ascent(0.0));
+  EXPECT_FALSE(refused.decreased);
+  EXPECT_EQ(refused.step, 0.0);
+  EXPECT_EQ(refused.evaluations, 0);
+}
+
+// A random sparse nonsymmetric matrix: diagonal d ∈ [1, 3] plus off-diagonal couplings.
+SparseMatrix RandomNonsymmetric(int size, std::mt19937& random, double coupling) {
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<Eigen::Triplet<double>> triplets;
+  for (int i = 0; i < size; ++i) {
+    triplets.emplace_back(i, i, 2.0 + uniform(random));
+    for (int k = 0; k < 4; ++k) {
+      const int j = static_cast<int>((random() % size));
+      if (j != i) triplets.emplace_back(i, j, coupling * uniform(random));
+    }
+  }
+  SparseMatrix matrix(size, size);
+  matrix.setFromTriplets(triplets.begin(), triplets.end());
+  return matrix;
+}
+
+TEST(NewtonDirection, DownhillWheneverGmresLowersTheResidual) {
+  // Spec §2.10: gᵀHΔx = −‖g‖² − gᵀρ < 0 when ‖ρ‖ < ‖g‖, for any right-preconditioned GMRES
+  // iterate. Few iterations, so GMRES stops well before solving.
+  std::mt19937 random(7);
+  std::normal_distribution<double> normal;
+  int checked = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int size = 30;
+    const SparseMatrix jacobian = RandomNonsymmetric(size, random, 1.5);
+    Eigen::VectorXd residual(size);
+    for (int i = 0; i < size; ++i) residual[i] = normal(random);
+    StabilizedNewtonOptions options;
+    options.gmres_iterations = 1 + trial % 4;
+    options.preconditioner = static_cast<Preconditioner>(trial % 3);
+    std::vector<int> blocks;
+    for (int i = 0; i <= size; i += 3) blocks.push_back(i);
+    const NewtonDirection direction = ComputeNewtonDirection(jacobian, residual, blocks, options);
+    if (direction.fallback) continue;
+    const double slope = residual.dot(jacobian * direction.direction);
+    const double linear_residual = (jacobian * direction.direction + residual).norm();
+    ASSERT_LT(direction.gmres_relative_residual, 1.0);
+    EXPECT_NEAR(linear_residual / residual.norm(), direction.gmres_relative_residual, 1e-12);
+    EXPECT_LE(slope, -residual.squaredNorm() + residual.norm() * linear_residual + 1e-12);
+    EXPECT_LT(slope, 0.0);
+    ++checked;
+  }
+  EXPECT_GT(checked, 50);
+}
+
+TEST(NewtonDirection, FallsBackToSteepestDescentWhenGmresCannotHelp) {
+  // H singular in the residual's direction: GMRES returns 0 and −Hᵀg is used.
+  SparseMatrix jacobian(2, 2);
+  jacobian.insert(0, 0) = 1.0;
+  jacobian.insert(1, 0) = 1.0;
+  jacobian.makeCompressed();
+  const Eigen::Vector2d residual(1.0, -1.0);  // orthogonal to H's range
+  const NewtonDirection direction = ComputeNewtonDirection(jacobian, residual, {0, 1, 2}, StabilizedNewtonOptions{});
+  EXPECT_TRUE(direction.fallback);
+  EXPECT_NEAR((direction.direction + jacobian.transpose() * residual).norm(), 0.0, 1e-15);
+}
+
+// g(x) = A x + ½ x∘x∘x + c max(0, x_next) − b: nonsymmetric, with a kink like a contact
+// switching on, and a known root x*.
+class KinkedSystem final : public NonlinearSystem {
+ public:
+  KinkedSystem(int size, std::mt19937& random) : matrix_(RandomNonsymmetric(size, random, 0.8)) {
+    std::normal_distribution<double> normal;
+    solution_.resize(size);
+    for (int i = 0; i < size; ++i) solution_[i] = normal(random);
+    right_side_ = Eigen::VectorXd::Zero(size);
+    Eigen::VectorXd at_solution;
+    Evaluate(solution_, &at_solution, nullptr);
+    right_side_ = at_solution;
+  }
+  int size() const override { return static_cast<int>(solution_.size()); }
+  bool BeginIteration(const Eigen::VectorXd&) override { return false; }
+  void Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* residual, SparseMatrix* jacobian) override {
+    const int n = size();
+    *residual = matrix_ * x + 0.5 * x.array().cube().matrix() - right_side_;
+    for (int i = 0; i < n; ++i) (*residual)[i] += 0.7 * std::max(0.0, x[(i + 1) % n]);
+    if (jacobian == nullptr) return;
+    std::vector<Eigen::Triplet<double>> triplets;
+    for (int k = 0; k < matrix_.outerSize(); ++k) {
+      for (SparseMatrix::InnerIterator it(matrix_, k); it; ++it) triplets.emplace_back(it.row(), it.col(), it.value());
+    }
+    for (int i = 0; i < n; ++i) {
+      triplets.emplace_back(i, i, 1.5 * x[i] * x[i]);
+      if (x[(i + 1) % n] > 0.0) triplets.emplace_back(i, (i + 1) % n, 0.7);
+    }
+    jacobian->resize(n, n);
+    jacobian->setFromTriplets(triplets.begin(), triplets.end());
+  }
+  std::vector<int> PreconditionerBlocks() const override {
+    std::vector<int> blocks;
+    for (int i = 0; i < size(); i += 2) blocks.push_back(i);
+    blocks.push_back(size());
+    return blocks;
+  }
+  const Eigen::VectorXd& solution() const { return solution_; }
+
+ private:
+  SparseMatrix matrix_;
+  Eigen::VectorXd solution_;
+  Eigen::VectorXd right_side_;
+};
+
+TEST(StabilizedNewton, ConvergesOnAKinkedNonsymmetricSystem) {
+  for (Preconditioner preconditioner :
+       {Preconditioner::kBlockJacobi, Preconditioner::kIncompleteLu, Preconditioner::kNone}) {
+    std::mt19937 random(11);
+    KinkedSystem system(40, random);
+    StabilizedNewtonOptions options;
+    options.preconditioner = preconditioner;
+    options.residual_tolerance = 1e-10;
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(40);
+    const StabilizedNewtonSummary summary = SolveStabilizedNewton(system, options, x);
+    EXPECT_EQ(summary.termination, NewtonTermination::kResidual) << summary.BriefReport();
+    EXPECT_LT((x - system.solution()).norm(), 1e-9 * system.solution().norm()) << summary.BriefReport();
+    EXPECT_LT(summary.iterations, 40) << summary.BriefReport();
+    // The merit E = ½‖g‖² never increases between accepted iterates.
+    for (std::size_t k = 1; k < summary.records.size(); ++k) {
+      EXPECT_LE(summary.records[k].residual_norm, summary.records[k - 1].residual_norm * (1.0 + 1e-12));
+    }
+  }
+}
+
+// g(x) = x² + 1 has no real root; at x = 0, H = 0 and E is stationary.
+class NoRootSystem final : public NonlinearSystem {
+ public:
+  int size() const override { return 1; }
+  bool BeginIteration(const Eigen::VectorXd&) override { return false; }
+  void Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* residual, SparseMatrix* jacobian) override {
+    residual->resize(1);
+    (*residual)[0] = x[0] * x[0] + 1.0;
+    if (jacobian != nullptr) {
+      jacobian->resize(1, 1);
+      jacobian->insert(0, 0) = 2.0 * x[0];
+      jacobian->makeCompressed();
+    }
+  }
+  std::vector<int> PreconditionerBlocks() const override { return {0, 1}; }
+};
+
+TEST(StabilizedNewton, ReportsAStationaryPointThatIsNoSolution) {
+  NoRootSystem system;
+  StabilizedNewtonOptions options;
+  options.stationarity_tolerance = 1e-6;
+  Eigen::VectorXd x = Eigen::VectorXd::Constant(1, 0.5);
+  const StabilizedNewtonSummary summary = SolveStabilizedNewton(system, options, x);
+  EXPECT_EQ(summary.termination, NewtonTermination::kStationary) << summary.BriefReport();
+  EXPECT_FALSE(summary.converged());
+  EXPECT_NEAR(x[0], 0.0, 1e-6);
+}
+
+TEST(StabilizedNewton, OptionsAreValidatedWithTheFieldName) {
+  StabilizedNewtonOptions options;
+  EXPECT_EQ(options.Validate(), "");
+  options.gmres_iterations = 0;
+  EXPECT_NE(options.Validate().find("gmres_iterations"), std::string::npos);
+  options = StabilizedNewtonOptions{};
+  options.line_search_curvature = 1e-5;
+  EXPECT_NE(options.Validate().find("curvature"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace contactlab::penalty
