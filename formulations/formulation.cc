@@ -1,6 +1,7 @@
 #include "formulations/formulation.h"
 
 #include "formulations/hybrid_impulse/hybrid_impulse.h"
+#include "formulations/penalty/penalty_formulation.h"
 #include "formulations/quasi_newton/quasi_newton_formulation.h"
 #include "formulations/sap/sap_formulation.h"
 
@@ -12,6 +13,7 @@ const std::vector<FormulationInfo>& RegisteredFormulations() {
       hybrid_impulse::HybridImpulseInfo(),
       sap::SapInfo(),
       quasi_newton::QuasiNewtonInfo(),
+      penalty::PenaltyInfo(),
   };
   return registry;
 }

@@ -234,6 +234,63 @@ Vector3 Shape::OutwardNormal(const Vector3& point) const {
   throw std::logic_error("Shape::OutwardNormal: unknown shape kind");
 }
 
+Matrix3 Shape::SignedDistanceHessian(const Vector3& point) const {
+  switch (kind) {
+    case ShapeKind::kHalfSpace:
+      return Matrix3::Zero();
+    case ShapeKind::kBox: {
+      const Vector3 excess = point.cwiseAbs() - half_extents;
+      if (excess.maxCoeff() <= 0.0) return Matrix3::Zero();  // inside: linear in the point
+      // Outside: φ = ‖q⁺‖ with q⁺ the positive excesses. Over the axes S with q_k > 0 it is
+      // the distance to a face (|S| = 1), an edge line (|S| = 2) or a corner (|S| = 3), so
+      // ∇²φ = (P_S − n nᵀ) / φ with P_S the projector on the axes of S.
+      const Vector3 positive_excess = excess.cwiseMax(0.0);
+      const double distance = positive_excess.norm();
+      Vector3 normal = positive_excess / distance;
+      Vector3 active_axes = Vector3::Zero();
+      for (int axis = 0; axis < 3; ++axis) {
+        normal[axis] *= SignOf(point[axis]);
+        if (excess[axis] > 0.0) active_axes[axis] = 1.0;
+      }
+      return (Matrix3(active_axes.asDiagonal()) - normal * normal.transpose()) / distance;
+    }
+    case ShapeKind::kSphere: {
+      // φ = ‖x‖ − r: ∇²φ = (I − n nᵀ) / ‖x‖, singular at the centre.
+      const double distance = point.norm();
+      if (distance == 0.0) return Matrix3::Zero();
+      const Vector3 normal = point / distance;
+      return (Matrix3::Identity() - normal * normal.transpose()) / distance;
+    }
+    case ShapeKind::kCylinder: {
+      const double radial_distance = std::hypot(point.x(), point.y());
+      if (radial_distance == 0.0) return Matrix3::Zero();
+      const double radial_excess = radial_distance - radius;
+      const double axial_excess = std::abs(point.z()) - half_height;
+      const Vector3 radial_direction = RadialDirection(point);
+      // Derivative of the radial direction ρ̂ = (x, y, 0)/ρ: (I_xy − ρ̂ρ̂ᵀ)/ρ.
+      const Matrix3 planar = Vector3(1.0, 1.0, 0.0).asDiagonal();
+      const Matrix3 radial_curvature =
+          (planar - radial_direction * radial_direction.transpose()) / radial_distance;
+      if (radial_excess > 0.0 || axial_excess > 0.0) {
+        // Outside, φ = ‖(d_ρ⁺, d_z⁺)‖ and n = (d_ρ⁺ ρ̂ + d_z⁺ ẑ)/φ. Differentiating n gives
+        // [d_ρ⁺ (I_xy − ρ̂ρ̂ᵀ)/ρ + [d_ρ > 0] ρ̂ρ̂ᵀ + [d_z > 0] ẑẑᵀ − n nᵀ] / φ, which is
+        // (I_xy − ρ̂ρ̂ᵀ)/ρ on the side, zero beyond a cap and the rim-circle distance between.
+        const double radial_part = std::max(radial_excess, 0.0);
+        const double axial_part = std::max(axial_excess, 0.0);
+        const double distance = std::hypot(radial_part, axial_part);
+        const Vector3 normal = OutwardNormal(point);
+        Matrix3 hessian = radial_part * radial_curvature - normal * normal.transpose();
+        if (radial_excess > 0.0) hessian += radial_direction * radial_direction.transpose();
+        if (axial_excess > 0.0) hessian += Vector3::UnitZ() * Vector3::UnitZ().transpose();
+        return hessian / distance;
+      }
+      // Inside: the side distance r − ρ curves with ρ̂; the cap distance is linear.
+      return radial_excess >= axial_excess ? radial_curvature : Matrix3::Zero();
+    }
+  }
+  throw std::logic_error("Shape::SignedDistanceHessian: unknown shape kind");
+}
+
 AlignedBox3 Shape::LocalBounds() const {
   switch (kind) {
     case ShapeKind::kHalfSpace:

@@ -35,6 +35,12 @@ struct Shape {
   // Outward unit normal at the closest surface feature. Inside a box this is the normal of
   // the nearest face (well defined also on the medial axis).
   Vector3 OutwardNormal(const Vector3& point) const;
+  // Hessian of the signed distance ∇²φ in the shape frame [1/m] (the derivative of the
+  // outward normal where it is smooth; zero on flat faces and inside a box's nearest-face
+  // region). It is the exact derivative of OutwardNormal wherever OutwardNormal is the
+  // gradient of SignedDistance and smooth. Where the distance has no second derivative
+  // (sphere centre, cylinder axis inside the side region) it returns zero.
+  Matrix3 SignedDistanceHessian(const Vector3& point) const;
 
   bool IsBounded() const { return kind != ShapeKind::kHalfSpace; }
   // Bounding box in the shape frame (unbounded shapes return an infinite box).

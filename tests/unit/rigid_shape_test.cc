@@ -280,6 +280,57 @@ int ExpectNormalIsGradient(const Shape& shape, const Pose& pose,
   return checked;
 }
 
+// Compares SignedDistanceHessian with the central-difference derivative of OutwardNormal
+// (column j = ∂n/∂x_j) at every local point whose stencil neighbourhood (±4h along each
+// axis) stays in one smooth piece and whose nearest curvature singularity lies at
+// L ≥ 1e-2 size. Error of the central difference: truncation h²/6 times the third
+// derivative of n, at most h²/L³ for a distance to a point, a line or a circle at distance
+// L, plus the round-off of the normal (about ε, or ε·scale/φ outside where n is an offset
+// divided by φ) divided by h. Returns the number of points checked, and how many of them
+// had a non-zero Hessian.
+std::pair<int, int> ExpectHessianIsNormalDerivative(const Shape& shape,
+                                                    const std::vector<Vector3>& points) {
+  const double size = shape.LocalBounds().sizes().maxCoeff() / 2.0;
+  const double step = 1e-6 * size;
+  int checked = 0;
+  int curved = 0;
+  for (const Vector3& point : points) {
+    const int piece = SmoothPiece(shape, point);
+    bool smooth = true;
+    for (int axis = 0; axis < 3 && smooth; ++axis) {
+      for (const double side : {-4.0, 4.0}) {
+        smooth = smooth && SmoothPiece(shape, point + side * step * Vector3::Unit(axis)) == piece;
+      }
+    }
+    const double singularity = SingularityDistance(shape, point);
+    if (!smooth || singularity < 1e-2 * size) continue;
+    Matrix3 difference_quotient;
+    for (int axis = 0; axis < 3; ++axis) {
+      const Vector3 offset = step * Vector3::Unit(axis);
+      difference_quotient.col(axis) =
+          (shape.OutwardNormal(point + offset) - shape.OutwardNormal(point - offset)) /
+          (2.0 * step);
+    }
+    const Matrix3 hessian = shape.SignedDistanceHessian(point);
+    const double distance = shape.SignedDistance(point);
+    const double scale = std::max(point.norm(), size);
+    const double normal_round_off = kEpsilon * (1.0 + (distance > 0.0 ? scale / distance : 0.0));
+    const double tolerance =
+        std::pow(step, 2) / std::pow(singularity, 3) + 20.0 * normal_round_off / step;
+    EXPECT_NEAR((hessian - difference_quotient).norm(), 0.0, tolerance)
+        << "point " << point.transpose() << "\nHessian\n" << hessian << "\nfinite difference\n"
+        << difference_quotient;
+    // ∇²φ is symmetric, and n is a unit vector so ∇²φ n = 0 (∇‖∇φ‖² = 2 ∇²φ ∇φ), up to
+    // the round-off of n times ‖∇²φ‖.
+    EXPECT_LT((hessian - hessian.transpose()).norm(), 1e-12 * (1.0 + hessian.norm()));
+    EXPECT_LT((hessian * shape.OutwardNormal(point)).norm(),
+              16.0 * normal_round_off * (1.0 + hessian.norm()));
+    ++checked;
+    if (hessian.norm() > 0.0) ++curved;
+  }
+  return {checked, curved};
+}
+
 // ---- Half-space ------------------------------------------------------------------------
 
 TEST(RigidShapeTest, HalfSpaceDistanceIsHeightAndNormalIsUp) {
@@ -295,6 +346,7 @@ TEST(RigidShapeTest, HalfSpaceDistanceIsHeightAndNormalIsUp) {
     EXPECT_EQ(bounds.min()[axis], -kInfinity);
     EXPECT_EQ(bounds.max()[axis], kInfinity);
   }
+  EXPECT_EQ(half_space.SignedDistanceHessian(Vector3(1, -2, 3)), Matrix3::Zero());
   EXPECT_EQ(half_space.Volume(), kInfinity);
   EXPECT_THROW(half_space.UnitDensityInertia(), std::logic_error);
   EXPECT_THROW(half_space.SampleSurface(0.1), std::logic_error);
@@ -402,6 +454,85 @@ TEST(RigidShapeTest, CylinderNormalIsGradientWhereSmooth) {
   const std::vector<Vector3> points = TestPoints(Vector3(radius, radius, half_height),
                                                  CylinderFeatures(radius, half_height), 32);
   EXPECT_GT(ExpectNormalIsGradient(cylinder, Pose{}, points), 500);
+}
+
+// ---- Signed-distance Hessian -------------------------------------------------------------
+
+TEST(RigidShapeTest, BoxHessianIsNormalDerivativeInEveryRegion) {
+  const Vector3 half_extents(0.5, 0.2, 0.35);
+  const Shape box = Shape::Box(half_extents);
+  const std::vector<Vector3> points = TestPoints(half_extents, BoxFeatures(half_extents), 51);
+  const auto [checked, curved] = ExpectHessianIsNormalDerivative(box, points);
+  // The lattice covers the inside and the regions beyond the faces, edges and corners.
+  EXPECT_GT(checked, 600);
+  EXPECT_GT(curved, 150);
+  std::vector<int> positive_counts(4, 0);  // checked points by number of axes outside
+  for (const Vector3& point : points) {
+    ++positive_counts[((point.cwiseAbs() - half_extents).array() > 0.0).count()];
+  }
+  for (const int count : positive_counts) EXPECT_GT(count, 20);
+  // Hand-picked: beyond the (+x, +y) edge by (0.3, 0.4) the distance to the edge line is 0.5
+  // and ∇²φ = (I_xy − n nᵀ)/0.5 with n = (0.6, 0.8, 0).
+  const Vector3 normal(0.6, 0.8, 0.0);
+  const Matrix3 expected =
+      (Matrix3(Vector3(1, 1, 0).asDiagonal()) - normal * normal.transpose()) / 0.5;
+  EXPECT_LT((box.SignedDistanceHessian(Vector3(0.8, 0.6, 0.1)) - expected).norm(), 1e-13);
+  // Beyond a face and inside: flat.
+  EXPECT_EQ(box.SignedDistanceHessian(Vector3(0.9, 0.1, -0.2)), Matrix3::Zero());
+  EXPECT_EQ(box.SignedDistanceHessian(Vector3(0.1, 0.1, 0.1)), Matrix3::Zero());
+}
+
+TEST(RigidShapeTest, SphereHessianIsNormalDerivativeInsideAndOutside) {
+  const double radius = 0.3;
+  const Shape sphere = Shape::Sphere(radius);
+  const std::vector<Vector3> points = TestPoints(Vector3::Constant(radius),
+                                                 {Vector3(radius, 0, 0), Vector3(0, 0, -radius)},
+                                                 52);
+  const auto [checked, curved] = ExpectHessianIsNormalDerivative(sphere, points);
+  EXPECT_GT(checked, 600);
+  EXPECT_EQ(curved, checked);
+  // At (0, 0.3, 0.4): (I − n nᵀ)/0.5 with n = (0, 0.6, 0.8); its trace is 2/‖x‖ (twice the
+  // mean curvature of the level sphere through the point).
+  const Matrix3 hessian = sphere.SignedDistanceHessian(Vector3(0.0, 0.3, 0.4));
+  const Vector3 normal(0.0, 0.6, 0.8);
+  EXPECT_LT((hessian - (Matrix3::Identity() - normal * normal.transpose()) / 0.5).norm(), 1e-14);
+  EXPECT_NEAR(hessian.trace(), 4.0, 1e-14);
+  // The centre has no second derivative; a finite zero is returned.
+  EXPECT_EQ(sphere.SignedDistanceHessian(Vector3::Zero()), Matrix3::Zero());
+}
+
+TEST(RigidShapeTest, CylinderHessianIsNormalDerivativeOnSideCapsAndRims) {
+  const double radius = 0.25;
+  const double half_height = 0.4;
+  const Shape cylinder = Shape::Cylinder(radius, half_height);
+  const std::vector<Vector3> points = TestPoints(Vector3(radius, radius, half_height),
+                                                 CylinderFeatures(radius, half_height), 53);
+  const auto [checked, curved] = ExpectHessianIsNormalDerivative(cylinder, points);
+  EXPECT_GT(checked, 500);
+  EXPECT_GT(curved, 200);
+  // Every smooth piece is reached: inside side and both caps; outside side, both caps and
+  // both rims.
+  std::vector<int> pieces;
+  for (const Vector3& point : points) pieces.push_back(SmoothPiece(cylinder, point));
+  for (const int piece : {100, 200, 201, 1, 2, 6, 3, 7}) {
+    EXPECT_NE(std::find(pieces.begin(), pieces.end(), piece), pieces.end()) << piece;
+  }
+  // Hand-picked rim point: 0.6 beyond the radius and 0.8 above the top cap at azimuth 90°.
+  // Along the rim tangent (x) the curvature is d_ρ/(ρ φ) = 0.6/(1.6·1.0); in the (y, z)
+  // plane the rim circle acts like a point: (I − n nᵀ)/φ restricted to (y, z).
+  const Shape unit_cylinder = Shape::Cylinder(1.0, 2.0);
+  const Vector3 rim_outside(0.0, 1.6, 2.8);
+  const Vector3 normal(0.0, 0.6, 0.8);
+  Matrix3 expected = Matrix3::Zero();
+  expected(0, 0) = 0.6 / 1.6;
+  expected.block<2, 2>(1, 1) =
+      Eigen::Matrix2d::Identity() - normal.tail<2>() * normal.tail<2>().transpose();
+  EXPECT_LT((unit_cylinder.SignedDistanceHessian(rim_outside) - expected).norm(), 1e-14);
+  // Inside nearest the side: the level surfaces are coaxial cylinders of radius ρ.
+  Matrix3 side = Matrix3::Zero();
+  side(1, 1) = 1.0 / 0.5;
+  EXPECT_LT((unit_cylinder.SignedDistanceHessian(Vector3(0.5, 0.0, 0.3)) - side).norm(), 1e-14);
+  EXPECT_EQ(unit_cylinder.SignedDistanceHessian(Vector3(0.1, 0.2, 1.9)), Matrix3::Zero());
 }
 
 // ---- Posed geometry ----------------------------------------------------------------------

@@ -1,0 +1,234 @@
+#include "formulations/penalty/penalty_formulation.h"
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include "formulations/contact/particle_contacts.h"
+#include "mpm/transfers.h"
+
+namespace contactlab::penalty {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+Preconditioner ParsePreconditioner(const std::string& text) {
+  if (text == "incomplete_lu") return Preconditioner::kIncompleteLu;
+  if (text == "none") return Preconditioner::kNone;
+  return Preconditioner::kBlockJacobi;
+}
+
+}  // namespace
+
+std::vector<ParameterSpec> PenaltyOptions::Specs() {
+  const PenaltyOptions defaults;
+  return {
+      {"penalty.stiffness", defaults.contact.particle_stiffness, "N/m",
+       "Spring stiffness k of MPM-particle contacts, absolute per pair (spec A1); 1e3 keeps the static penetration of "
+       "0.1 m, 1000 kg/m^3 blocks near 0.1 mm at h = 0.02 m. Report penetration with it.",
+       Positive()},
+      {"penalty.rigid_stiffness", defaults.contact.rigid_stiffness, "N/m",
+       "Spring stiffness k of rigid-surface-sample contacts (seed 001 uses a separate k per contact kind); 1e4 keeps a "
+       "0.5 kg sphere resting on one or two samples within about 0.5 mm.",
+       Positive()},
+      {"penalty.newton_tolerance", defaults.newton_tolerance, "1",
+       "Newton stops when the mass-weighted residual falls below this fraction of sqrt(total mass) times the per-step "
+       "gravity velocity change (spec A2, relative form).",
+       Positive()},
+      {"penalty.max_newton_iterations", std::int64_t{defaults.newton.max_iterations}, "1",
+       "Newton iterations per step before the step is kept unconverged (seed 001: 1000, never reached).", Positive()},
+      {"penalty.gmres_iterations", std::int64_t{defaults.newton.gmres_iterations}, "1",
+       "GMRES iterations in its single cycle per Newton iteration (seed 001 §5: at most 20).", Positive()},
+      {"penalty.gmres_tolerance", defaults.newton.gmres_relative_tolerance, "1",
+       "GMRES stops when the linear residual drops below this fraction of the Newton residual (inexact Newton, spec A4).",
+       InHalfOpenRange(1.0e-16, 1.0)},
+      {"penalty.preconditioner", std::string("block_jacobi"), "",
+       "Right preconditioner of GMRES: block_jacobi (3x3 per grid node, one block per rigid body; spec A4), "
+       "incomplete_lu (Eigen IncompleteLUT of H) or none.",
+       OneOf({"block_jacobi", "incomplete_lu", "none"})},
+      {"penalty.box_relaxation", std::string("level_set"), "",
+       "Relax attachments on boxes against their signed distance (level_set, spec 2.4) or their 12-triangle surface "
+       "mesh with the 4-state machine (mesh, spec 2.5).",
+       OneOf({"level_set", "mesh"})},
+      {"penalty.sample_spacing", defaults.sample_spacing, "m",
+       "Spacing of the surface samples that act as a rigid body's contact particles; 0 uses half the grid spacing.",
+       NonNegative()},
+      {"penalty.log_iterations", defaults.log_iterations, "",
+       "Record every Newton iteration (weighted residual norm, threshold, merit E) in /solver_log/iterations.", nullptr},
+  };
+}
+
+PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
+  PenaltyOptions options;
+  options.contact.particle_stiffness = parameters.GetDouble("penalty.stiffness");
+  options.contact.rigid_stiffness = parameters.GetDouble("penalty.rigid_stiffness");
+  options.contact.box_as_mesh = parameters.GetString("penalty.box_relaxation") == "mesh";
+  options.newton_tolerance = parameters.GetDouble("penalty.newton_tolerance");
+  options.newton.max_iterations = static_cast<int>(parameters.GetInt("penalty.max_newton_iterations"));
+  options.newton.gmres_iterations = static_cast<int>(parameters.GetInt("penalty.gmres_iterations"));
+  options.newton.gmres_relative_tolerance = parameters.GetDouble("penalty.gmres_tolerance");
+  options.newton.preconditioner = ParsePreconditioner(parameters.GetString("penalty.preconditioner"));
+  options.sample_spacing = parameters.GetDouble("penalty.sample_spacing");
+  options.log_iterations = parameters.GetBool("penalty.log_iterations");
+  if (const std::string problem = options.newton.Validate(); !problem.empty()) {
+    throw InputError("penalty: " + problem);
+  }
+  return options;
+}
+
+PenaltyFormulation::PenaltyFormulation(PenaltyOptions options) : options_(std::move(options)) {}
+
+void PenaltyFormulation::BuildRigidSamples(const World& world) {
+  samples_.clear();
+  const double spacing = options_.sample_spacing > 0.0 ? options_.sample_spacing : 0.5 * world.grid_spacing;
+  for (int b = 0; b < static_cast<int>(world.bodies.size()); ++b) {
+    const rigid::RigidBody& body = world.bodies[b];
+    if (!body.has_finite_mass()) continue;  // static and kinematic bodies are only touched
+    for (const rigid::Geometry& geometry : body.geometries) {
+      if (!geometry.shape.IsBounded()) continue;
+      for (const rigid::SurfaceSample& sample : geometry.shape.SampleSurface(spacing)) {
+        samples_.push_back({b, geometry.pose_in_body.TransformPoint(sample.position)});
+      }
+    }
+  }
+  samples_built_ = true;
+}
+
+StepReport PenaltyFormulation::Step(World& world, double dt) {
+  StepReport report;
+  statistics_ = PenaltyStepStatistics{};
+  if (!samples_built_) BuildRigidSamples(world);
+  statistics_.rigid_samples = static_cast<int>(samples_.size());
+  mpm::Particles& particles = world.particles;
+  if (grid_.spacing() != world.grid_spacing) grid_ = mpm::SparseGrid(world.grid_spacing);
+
+  // 1–2. P2G (mass and momentum), the implicit MPM energy of the step, rigid free motion.
+  auto start = Clock::now();
+  mpm::ParticleToGrid(particles, world.materials, /*stress_dt=*/0.0, grid_);
+  implicit_mpm_.Setup(grid_, particles, world.materials, world.gravity, dt);
+  rigid_dofs_.Setup(world, dt);
+  report.timings.free_motion = SecondsSince(start);
+
+  // 3. Stabilized Newton on the weighted backward Euler residual (spec §2.10).
+  start = Clock::now();
+  PenaltyStepSystem system(world, dt, grid_, implicit_mpm_, rigid_dofs_, samples_, options_.contact, attachments_);
+  Eigen::VectorXd x = system.InitialGuess();
+  StabilizedNewtonOptions newton = options_.newton;
+  const double scale = system.ResidualScale();
+  newton.residual_tolerance = options_.newton_tolerance * scale;
+  // A stationary point of E that is not a solution: ‖H̃ᵀg̃‖ a thousand times below what the
+  // mass part alone would give at the residual tolerance (H̃ ≈ D^(1/2) for light contact).
+  double smallest_weight = std::numeric_limits<double>::infinity();
+  for (int node = 0; node < implicit_mpm_.num_active_nodes(); ++node) {
+    smallest_weight = std::min(smallest_weight, implicit_mpm_.node_masses()[node]);
+  }
+  for (int k = 0; k < rigid_dofs_.size(); ++k) {
+    smallest_weight = std::min(smallest_weight, rigid_dofs_.dynamics_matrix()(k, k));
+  }
+  if (!std::isfinite(smallest_weight)) smallest_weight = 1.0;
+  newton.stationarity_tolerance = 1.0e-3 * newton.residual_tolerance * std::sqrt(smallest_weight);
+  statistics_.newton = SolveStabilizedNewton(system, newton, x);
+  const StabilizedNewtonSummary& summary = statistics_.newton;
+  if (summary.termination == NewtonTermination::kNonFinite || !x.allFinite()) {
+    throw SimulationDiverged("penalty: the Newton iterate became non-finite at t = " + std::to_string(world.time) +
+                             " s (" + summary.BriefReport() + ")");
+  }
+  // The pair forces of the accepted iterate (the last evaluation may have been a rejected
+  // line-search trial).
+  Eigen::VectorXd residual;
+  system.Evaluate(x, &residual, nullptr);
+  report.timings.solve = SecondsSince(start);
+
+  // 4a. Rigid bodies take the solved velocities: Advance applies v = u* + A⁻¹ (A (u − u*)).
+  start = Clock::now();
+  const int grid_size = implicit_mpm_.num_dofs();
+  const Eigen::VectorXd rigid_velocity = x.tail(rigid_dofs_.size());
+  const Eigen::VectorXd rigid_impulse =
+      rigid_dofs_.dynamics_matrix() * (rigid_velocity - rigid_dofs_.free_motion_velocity());
+  rigid_dofs_.Advance(world, dt, rigid_impulse);
+  report.timings.rigid = SecondsSince(start);
+
+  // 4b. G2P with the solved grid velocities, then plasticity and R0.
+  start = Clock::now();
+  std::fill(grid_.velocity.begin(), grid_.velocity.end(), Vector3::Zero());
+  const std::vector<int>& active_nodes = implicit_mpm_.active_nodes();
+  for (int node = 0; node < implicit_mpm_.num_active_nodes(); ++node) {
+    grid_.velocity[active_nodes[node]] = x.segment<3>(3 * node);
+  }
+  mpm::GridToParticle(grid_, dt, particles);
+  mpm::UpdateConstitutiveState(world.materials, particles);
+  report.timings.g2p = SecondsSince(start);
+
+  // 5. Report every pushing pair, then commit its relaxed attachment; drop the others
+  //    (spec §2.12).
+  const std::vector<PairForce>& forces = system.pair_forces();
+  const int pair_count = attachments_.size();
+  report.contact_wrench.assign(world.bodies.size(), BodyWrench{});
+  std::vector<bool> keep(pair_count);
+  std::vector<Vector3> relaxed(pair_count);
+  std::vector<MeshPoint> relaxed_mesh(pair_count);
+  for (int k = 0; k < pair_count; ++k) {
+    const ContactPair& pair = attachments_.pair(k);
+    const PairForce& force = forces[k];
+    keep[k] = force.active;
+    relaxed[k] = force.relaxed_local;
+    relaxed_mesh[k] = force.relaxed_mesh_point;
+    if (!force.active) continue;
+    ++statistics_.active_pairs;
+    if (force.sliding) ++statistics_.sliding_pairs;
+    const rigid::Geometry& geometry = world.bodies[pair.body].geometries[pair.geometry];
+    report.contact_forces.push_back(ContactForce{pair.body, pair.geometry, force.relaxed_point, force.normal,
+                                                 force.force, geometry.friction_coefficient});
+    // The touched body receives −f at Y; a rigid sample's body receives f at Z.
+    BodyWrench& touched = report.contact_wrench[pair.body];
+    touched.force -= force.force;
+    touched.torque -= (force.relaxed_point - world.bodies[pair.body].pose.position).cross(force.force);
+    if (pair.particle_kind == ParticleKind::kRigidSample) {
+      const int owner = samples_[pair.particle].body;
+      BodyWrench& sampled = report.contact_wrench[owner];
+      sampled.force += force.force;
+      sampled.torque += (force.particle_position - world.bodies[owner].pose.position).cross(force.force);
+    }
+  }
+  statistics_.pairs = pair_count;
+  statistics_.pairs_created = system.pairs_created();
+  attachments_.CommitAndPrune(keep, relaxed, relaxed_mesh);
+  world.time += dt;
+
+  // Report.
+  report.contacts = statistics_.active_pairs;
+  report.outer_iterations = summary.iterations;
+  report.linear_iterations = summary.gmres_iterations;
+  report.residual = summary.final_residual_norm / scale;
+  report.converged = summary.converged();
+  if (options_.log_iterations) {
+    for (const NewtonIterationRecord& record : summary.records) {
+      report.iteration_log.push_back(IterationRecord{0, record.iteration, record.residual_norm,
+                                                     newton.residual_tolerance,
+                                                     0.5 * record.residual_norm * record.residual_norm});
+    }
+  }
+  start = Clock::now();
+  report.max_penetration = contact::MaxPenetration(particles, world.bodies);
+  report.timings.detection = SecondsSince(start);
+  (void)grid_size;
+  return report;
+}
+
+namespace {
+std::unique_ptr<Formulation> MakePenalty(const ParameterSet& parameters) {
+  return std::make_unique<PenaltyFormulation>(PenaltyOptions::FromParameters(parameters));
+}
+}  // namespace
+
+FormulationInfo PenaltyInfo() {
+  return FormulationInfo{"penalty",
+                         "implicit MPM and rigid bodies with penalty springs to relaxing attachments, stabilized Newton "
+                         "with GMRES (seed 001)",
+                         PenaltyOptions::Specs(), &MakePenalty};
+}
+
+}  // namespace contactlab::penalty

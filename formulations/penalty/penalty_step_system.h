@@ -1,0 +1,142 @@
+#pragma once
+// The backward Euler equations of one penalty-coupled step (seed 001 §3, spec-penalty-hybrid
+// §2.7–2.9) as a NonlinearSystem for the stabilized Newton solver.
+//
+// Unknowns x = [v; u]: the end-of-step velocities v of the active grid nodes (three each, in
+// the ImplicitMpm numbering) and the rigid generalized velocities u (sap::RigidDofs: six per
+// free body, [v_com; ω], then the multibody tree). The residual, mass-weighted so that grid
+// nodes and rigid bodies count alike (spec A2 resolution, see below), is
+//   g̃ = D^(-1/2) g,   g_grid  = ∇E_mpm(v) − Δt f_contact,grid          (spec §1.5, §2.8)
+//                      g_rigid = A (u − u*) − Δt Σ Sᵀ [F; τ]_contact      (spec §2.7, A10)
+// with E_mpm the implicit MPM energy of sap/implicit_mpm.h (inertia, gravity, elasticity with
+// the MLS F update that G2P applies), A and u* the rigid dynamics and free motion of
+// sap/rigid_dofs.h, and D = diag(m_i I, diag A). Weighting by D^(-1/2) makes ‖g̃‖² an energy
+// (gᵀ D⁻¹ g [J]), so light grid nodes are not drowned by heavy bodies in E = ½‖g̃‖².
+//
+// Contact forces come from the pairs of an AttachmentTable: f = k (P(X, Z) − Z) on the
+// particle Z (an MPM particle, or a surface sample of a rigid body), −f on the touched body at
+// Y. Body poses at the end of the step follow the unknowns: c = cⁿ + Δt v, R = exp(Δt[ω]×) Rⁿ
+// for the body's spatial velocity (v, ω) = S u + bias (spec A10); static bodies stay put and
+// kinematic ones take their prescribed pose at tⁿ + Δt.
+#include <array>
+#include <vector>
+
+#include "formulations/penalty/attachment_table.h"
+#include "formulations/penalty/stabilized_newton.h"
+#include "formulations/penalty/triangle_mesh.h"
+#include "formulations/sap/implicit_mpm.h"
+#include "formulations/sap/rigid_dofs.h"
+#include "formulations/world.h"
+
+namespace contactlab::penalty {
+
+using mpm::Matrix3;
+using mpm::Vector3;
+
+struct PenaltyContactOptions {
+  // Spring stiffness k of pairs whose particle is an MPM particle [N/m].
+  double particle_stiffness = 1.0e3;
+  // Spring stiffness k of pairs whose particle is a rigid-body surface sample [N/m].
+  double rigid_stiffness = 1.0e4;
+  // Relax against boxes as triangle meshes (the 4-state machine, spec §2.5) instead of as
+  // level sets (§2.4), whose closest-point map jumps at the box's edges and medial planes.
+  bool box_as_mesh = false;
+};
+
+// The end-of-step pose of one body as a function of the rigid unknowns.
+struct BodyMotionAtIterate {
+  Vector3 position = Vector3::Zero();         // c [m]
+  Matrix3 rotation = Matrix3::Identity();     // R
+  Vector3 rotation_vector = Vector3::Zero();  // θ = Δt ω (left increment from Rⁿ)
+  Matrix3 left_jacobian = Matrix3::Identity();  // J_l(θ) of the exponential map (spec §2.8)
+};
+
+// One pair's force from the latest evaluation.
+struct PairForce {
+  bool active = false;
+  bool sliding = false;
+  Vector3 particle_position = Vector3::Zero();  // Z, world
+  Vector3 relaxed_point = Vector3::Zero();      // Y, world
+  Vector3 normal = Vector3::UnitZ();            // object normal used by the relaxation, world
+  Vector3 force = Vector3::Zero();              // f on the particle, world [N]
+  Vector3 relaxed_local = Vector3::Zero();      // Y in the geometry frame (committed at step end)
+  MeshPoint relaxed_mesh_point;                  // Y on the mesh (box_as_mesh)
+  int mesh_states = 0;                           // FSM steps of the last mesh relaxation
+};
+
+class PenaltyStepSystem final : public NonlinearSystem {
+ public:
+  // Everything the step needs, prepared by the formulation: `implicit_mpm` after Setup on the
+  // step's grid, `rigid_dofs` after Setup, the rigid surface samples (body, body-frame
+  // position) and the attachment table carried over from the previous step.
+  PenaltyStepSystem(const World& world, double dt, const mpm::SparseGrid& grid, const sap::ImplicitMpm& implicit_mpm,
+                    const sap::RigidDofs& rigid_dofs, const std::vector<RigidSample>& samples,
+                    const PenaltyContactOptions& options, AttachmentTable& attachments);
+
+  int size() const override { return grid_size_ + rigid_size_; }
+  bool BeginIteration(const Eigen::VectorXd& x) override;
+  void Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* residual, SparseMatrix* jacobian) override;
+  std::vector<int> PreconditionerBlocks() const override;
+
+  // The starting iterate: grid vⁿ + Δt g (explicit gravity) and rigid free motion u*.
+  Eigen::VectorXd InitialGuess() const;
+  // The scale of ‖g̃‖ for relative tolerances [√J]: √(Σ m) times the larger of Δt|g| and the
+  // root-mean-square start-of-step speed, so that a relative tolerance τ reads as "velocity
+  // error below τ times the per-step gravity velocity change".
+  double ResidualScale() const;
+
+  // Pair forces of the latest Evaluate (same order as the attachment table).
+  const std::vector<PairForce>& pair_forces() const { return pair_forces_; }
+  // Z of every MPM particle at an iterate (x_pⁿ + Δt Σ w_ip v_i).
+  Vector3 MpmParticlePosition(int particle, const Eigen::VectorXd& x) const;
+  BodyMotionAtIterate BodyMotion(int body, const Eigen::VectorXd& x) const;
+  int pairs_created() const { return pairs_created_; }
+
+ private:
+  // The 27 stencil nodes (active index, −1 if inactive) and weights of one MPM particle.
+  struct ParticleStencil {
+    std::array<int, 27> nodes;
+    std::array<double, 27> weights;
+  };
+  // The spatial velocity map of a body: [v; ω] = S u_segment + bias.
+  struct BodySpatialMap {
+    int first_column = -1;                        // first rigid unknown, −1 without unknowns
+    Eigen::Matrix<double, 6, Eigen::Dynamic> map;  // 6 × width
+    Eigen::Matrix<double, 6, 1> bias = Eigen::Matrix<double, 6, 1>::Zero();
+  };
+  // A dense contribution of one pair: generalized force rows and Jacobian columns.
+  struct PairContribution {
+    std::vector<int> rows;       // global unknown indices
+    std::vector<int> columns;
+    Eigen::VectorXd force;       // generalized contact force on `rows` [N, N m]
+    Eigen::MatrixXd stiffness;   // ∂force/∂x on rows × columns
+  };
+
+  void EvaluatePair(int pair_index, const Eigen::VectorXd& x, const std::vector<BodyMotionAtIterate>& motions,
+                    bool with_jacobian, PairContribution& contribution);
+  // Registers pairs for particles that penetrate a geometry at iterate x (spec §2.6, A5).
+  int DetectNewPairs(const Eigen::VectorXd& x);
+
+  const World& world_;
+  double dt_;
+  const sap::ImplicitMpm& implicit_mpm_;
+  const sap::RigidDofs& rigid_dofs_;
+  const std::vector<RigidSample>& samples_;
+  PenaltyContactOptions options_;
+  AttachmentTable& attachments_;
+
+  int grid_size_ = 0;
+  int rigid_size_ = 0;
+  std::vector<ParticleStencil> stencils_;
+  std::vector<BodySpatialMap> spatial_maps_;
+  std::vector<rigid::Pose> start_poses_;          // pose at tⁿ
+  std::vector<rigid::Pose> kinematic_end_poses_;  // kinematic bodies at tⁿ + Δt
+  Eigen::VectorXd inverse_sqrt_weights_;          // D^(-1/2)
+  SparseMatrix mpm_hessian_;                      // cached when E_mpm is quadratic
+  bool mpm_hessian_cached_ = false;
+  std::vector<PairForce> pair_forces_;
+  std::vector<std::vector<TriangleMesh>> box_meshes_;  // [body][geometry]; empty unless a box relaxed as a mesh
+  int pairs_created_ = 0;
+};
+
+}  // namespace contactlab::penalty
