@@ -3,7 +3,11 @@
 #include "experiments/scenarios/ball_on_slope.h"
 #include "experiments/scenarios/close_lift_shake.h"
 #include "experiments/scenarios/dough_rolling.h"
+#include "experiments/scenarios/incline_block.h"
+#include "experiments/scenarios/pyramid.h"
+#include "experiments/scenarios/rolling_sphere.h"
 #include "experiments/scenarios/squeezed_cube.h"
+#include "experiments/scenarios/wedge.h"
 
 namespace contactlab::experiments {
 
@@ -14,6 +18,10 @@ const std::vector<ScenarioInfo>& RegisteredScenarios() {
       SqueezedCubeInfo(),
       CloseLiftShakeInfo(),
       DoughRollingInfo(),
+      InclineBlockInfo(),
+      RollingSphereInfo(),
+      PyramidInfo(),
+      WedgeInfo(),
   };
   return registry;
 }

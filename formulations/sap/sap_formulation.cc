@@ -341,6 +341,13 @@ StepReport SapFormulation::Step(World& world, double dt) {
     BodyWrench& wrench = report.contact_wrench[point.body];
     wrench.force += impulse_on_body / dt;
     wrench.torque += (point.position - world.bodies[point.body].pose.position).cross(impulse_on_body) / dt;
+    // One record per constraint: the mean force over the step that the geometry exerted on
+    // the particle, R_WC γ / Δt (the opposite of the body's share above), so that the
+    // records of a body sum to −contact_wrench.force (spec-penalty-hybrid §4.4 diagnostics).
+    // Gap contacts within the margin carry γ = 0 and are reported with zero force.
+    report.contact_forces.push_back(ContactForce{point.body, point.geometry, point.position,
+                                                 point.frame.col(2), -impulse_on_body / dt,
+                                                 point.friction_coefficient});
   }
   rigid_dofs_.Advance(world, dt, rigid_impulse);
   report.timings.rigid = SecondsSince(start);

@@ -1,0 +1,161 @@
+#include "experiments/scenarios/scene_tools.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace contactlab::experiments {
+
+using mpm::Matrix3;
+using mpm::Vector3;
+
+Incline AddIncline(World& world, double slope_angle_rad, double friction_coefficient) {
+  Incline incline;
+  rigid::Pose pose;
+  pose.orientation = rigid::Quaternion(Eigen::AngleAxisd(slope_angle_rad, Vector3::UnitY()));
+  incline.downslope = pose.orientation * Vector3::UnitX();
+  incline.normal = pose.orientation * Vector3::UnitZ();
+  incline.rolling_axis = incline.normal.cross(incline.downslope);
+  incline.body = static_cast<int>(world.bodies.size());
+  world.bodies.push_back(rigid::MakeStaticBody(
+      "incline", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, friction_coefficient}}, pose));
+  return incline;
+}
+
+BoxLattice SampleBoxLattice(const rigid::Pose& pose, const Vector3& size, double grid_spacing,
+                            double particles_per_cell) {
+  const double target_spacing = grid_spacing / std::cbrt(particles_per_cell);
+  int count[3];
+  BoxLattice lattice;
+  for (int axis = 0; axis < 3; ++axis) {
+    count[axis] = std::max(1, static_cast<int>(std::lround(size[axis] / target_spacing)));
+    lattice.spacing[axis] = size[axis] / count[axis];
+  }
+  lattice.positions.reserve(static_cast<std::size_t>(count[0]) * count[1] * count[2]);
+  for (int i = 0; i < count[0]; ++i) {
+    for (int j = 0; j < count[1]; ++j) {
+      for (int k = 0; k < count[2]; ++k) {
+        const Vector3 local = Vector3((i + 0.5) * lattice.spacing.x(), (j + 0.5) * lattice.spacing.y(),
+                                      (k + 0.5) * lattice.spacing.z()) -
+                              0.5 * size;
+        lattice.positions.push_back(pose.TransformPoint(local));
+      }
+    }
+  }
+  return lattice;
+}
+
+ParticleRange AddParticles(const std::vector<Vector3>& positions, double particle_volume, double density,
+                           const Vector3& velocity, int material, mpm::Particles& particles) {
+  ParticleRange range;
+  range.begin = static_cast<int>(particles.size());
+  particles.Reserve(particles.size() + positions.size());
+  for (const Vector3& position : positions) {
+    particles.Add(position, velocity, density * particle_volume, particle_volume, material);
+  }
+  range.end = static_cast<int>(particles.size());
+  return range;
+}
+
+ParticleMotion MeasureParticles(const mpm::Particles& particles, ParticleRange range, double grid_spacing,
+                                bool with_angular_velocity) {
+  ParticleMotion motion;
+  Vector3 weighted_position = Vector3::Zero(), momentum = Vector3::Zero();
+  for (int p = range.begin; p < range.end; ++p) {
+    motion.mass += particles.mass[p];
+    weighted_position += particles.mass[p] * particles.position[p];
+    momentum += particles.mass[p] * particles.velocity[p];
+  }
+  if (!(motion.mass > 0.0)) return motion;
+  motion.center = weighted_position / motion.mass;
+  motion.velocity = momentum / motion.mass;
+  if (!with_angular_velocity) return motion;
+  // Quadratic B-spline APIC: D_p = h²/4 I, so a particle's affine field carries the spin
+  // m h²/4 · axial(C − Cᵀ) and adds m h²/2 to each diagonal inertia entry.
+  const double kernel_scale = 0.25 * grid_spacing * grid_spacing;
+  Vector3 angular_momentum = Vector3::Zero();
+  Matrix3 inertia = Matrix3::Zero();
+  for (int p = range.begin; p < range.end; ++p) {
+    const Vector3 arm = particles.position[p] - motion.center;
+    const Matrix3& c = particles.affine_velocity[p];
+    const Vector3 affine_spin(c(2, 1) - c(1, 2), c(0, 2) - c(2, 0), c(1, 0) - c(0, 1));
+    angular_momentum +=
+        particles.mass[p] * (arm.cross(particles.velocity[p] - motion.velocity) + kernel_scale * affine_spin);
+    inertia += particles.mass[p] *
+               ((arm.squaredNorm() + 2.0 * kernel_scale) * Matrix3::Identity() - arm * arm.transpose());
+  }
+  motion.angular_velocity = inertia.ldlt().solve(angular_momentum);
+  return motion;
+}
+
+ContactForceTotals SumContactForces(const StepReport& report, int body, const Vector3& normal) {
+  ContactForceTotals totals;
+  totals.max_cone_margin = std::numeric_limits<double>::quiet_NaN();
+  Vector3 total = Vector3::Zero();
+  for (const ContactForce& record : report.contact_forces) {
+    if (record.body != body) continue;
+    total += record.force;
+    const double normal_part = record.force.dot(record.normal);
+    const double tangential_part = (record.force - normal_part * record.normal).norm();
+    const double margin = tangential_part - record.friction_coefficient * normal_part;
+    totals.max_cone_margin = totals.records == 0 ? margin : std::max(totals.max_cone_margin, margin);
+    ++totals.records;
+  }
+  if (totals.records == 0 && body >= 0 && body < static_cast<int>(report.contact_wrench.size())) {
+    total = -report.contact_wrench[body].force;
+  }
+  totals.normal = total.dot(normal);
+  totals.tangential = (total - totals.normal * normal).norm();
+  return totals;
+}
+
+double LowestAlong(const std::vector<Vector3>& positions, const Vector3& origin, const Vector3& direction) {
+  double lowest = std::numeric_limits<double>::infinity();
+  for (const Vector3& x : positions) lowest = std::min(lowest, (x - origin).dot(direction));
+  return lowest;
+}
+
+std::vector<ParameterSpec> ElasticMaterialSpecs(const std::string& prefix, double default_density,
+                                                double default_youngs_modulus,
+                                                const std::string& youngs_modulus_reason) {
+  return {
+      {prefix + "density", default_density, "kg/m^3",
+       "Density of the MPM material, and of the scene's rigid block if it has one ([P] gives none, spec A14).",
+       Positive()},
+      {prefix + "youngs_modulus", default_youngs_modulus, "Pa", youngs_modulus_reason, Positive()},
+      {prefix + "poisson_ratio", 0.3, "1", "Poisson's ratio of MPM deformables in [P] (spec §4.1).",
+       InHalfOpenRange(0.0, 0.5)},
+      {prefix + "constitutive_model", std::string("fixed_corotated"), "",
+       "Elastic model of the MPM material; fixed corotated as in [P] and [T] (spec §1.9, §4.1).",
+       OneOf({"fixed_corotated", "linear_corotated"})},
+  };
+}
+
+mpm::Material MakeElasticMaterial(const ParameterSet& parameters, const std::string& prefix,
+                                  const std::string& name) {
+  mpm::ConstitutiveModelKind model = mpm::ConstitutiveModelKind::kFixedCorotated;
+  mpm::ParseConstitutiveModelKind(parameters.GetString(prefix + "constitutive_model"), &model);
+  return mpm::MakeMaterial(name, model, parameters.GetDouble(prefix + "density"),
+                           parameters.GetDouble(prefix + "youngs_modulus"),
+                           parameters.GetDouble(prefix + "poisson_ratio"));
+}
+
+double FitSlope(const std::vector<double>& times, const std::vector<double>& values) {
+  const std::size_t n = std::min(times.size(), values.size());
+  if (n < 2) return std::numeric_limits<double>::quiet_NaN();
+  double mean_t = 0.0, mean_y = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    mean_t += times[i];
+    mean_y += values[i];
+  }
+  mean_t /= static_cast<double>(n);
+  mean_y /= static_cast<double>(n);
+  double covariance = 0.0, variance = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    covariance += (times[i] - mean_t) * (values[i] - mean_y);
+    variance += (times[i] - mean_t) * (times[i] - mean_t);
+  }
+  return variance > 0.0 ? covariance / variance : std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace contactlab::experiments

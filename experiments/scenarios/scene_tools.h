@@ -1,0 +1,99 @@
+#pragma once
+// Building blocks shared by the incline, rolling-sphere, pyramid and wedge scenes
+// (spec-penalty-hybrid §4.4, §4.7): a centred particle lattice for MPM boxes, the motion of a
+// group of particles, the parameter specs of an elastic MPM material, and the contact-force
+// diagnostics of [P] Fig. 13 (total normal and tangential force, per-contact cone margin).
+//
+// Placement convention of these scenes: particle-based contact sees the particles, not the
+// material's outer face half a particle spacing further out, so a body that starts "in
+// resting contact" has its outermost particle layer on the touched surface (φ = 0). A
+// lowest layer half a spacing above the surface would first fall that far: 4.5 mm at the
+// default incline resolution, an impact speed of 0.3 m/s against the 0.1 m/s of the test.
+#include <string>
+#include <vector>
+
+#include "formulations/formulation.h"
+#include "formulations/parameters.h"
+#include "mpm/material.h"
+#include "rigid/pose.h"
+
+namespace contactlab::experiments {
+
+// A static incline: a half-space through the world origin rotated by θ about +y, so that
+// its outward normal is n̂ = (sin θ, 0, cos θ) and the downslope direction ŝ = (cos θ, 0, −sin θ).
+struct Incline {
+  int body = -1;                                      // index in world.bodies
+  mpm::Vector3 downslope = mpm::Vector3::UnitX();     // ŝ
+  mpm::Vector3 normal = mpm::Vector3::UnitZ();        // n̂
+  mpm::Vector3 rolling_axis = mpm::Vector3::UnitY();  // n̂ × ŝ, the axis a ball rolls about
+};
+Incline AddIncline(World& world, double slope_angle_rad, double friction_coefficient);
+
+// Particles [begin, end) of one MPM body in world.particles.
+struct ParticleRange {
+  int begin = 0;
+  int end = 0;
+  int size() const { return end - begin; }
+};
+
+// Lattice of a box of edge lengths `size` [m] centred at the origin of `pose`: along each
+// axis n = max(1, round(size / s)) particles at spacing size / n (s = h / ∛ppc), placed at
+// the centres of the n equal slabs, so the box's mass is exactly ρ · volume. Returns the
+// positions in world and the lattice spacing per axis (in the box frame).
+struct BoxLattice {
+  std::vector<mpm::Vector3> positions;
+  mpm::Vector3 spacing = mpm::Vector3::Zero();
+};
+BoxLattice SampleBoxLattice(const rigid::Pose& pose, const mpm::Vector3& size, double grid_spacing,
+                            double particles_per_cell);
+
+// Appends particles at `positions`, each with volume `particle_volume` [m³] and mass
+// ρ · volume, moving at `velocity`; returns their range.
+ParticleRange AddParticles(const std::vector<mpm::Vector3>& positions, double particle_volume, double density,
+                           const mpm::Vector3& velocity, int material, mpm::Particles& particles);
+
+// Mass, centre of mass, velocity of the centre of mass and angular velocity about it of a
+// particle group. The angular velocity is L / I about the centre of mass, each particle
+// carrying its APIC affine field (spin m h²/4 · axial(C − Cᵀ), inertia m h²/2 · I) as in
+// ball_on_slope, so that a rolling MPM ball's spin is not under-counted on coarse grids.
+struct ParticleMotion {
+  double mass = 0.0;
+  mpm::Vector3 center = mpm::Vector3::Zero();
+  mpm::Vector3 velocity = mpm::Vector3::Zero();
+  mpm::Vector3 angular_velocity = mpm::Vector3::Zero();
+};
+ParticleMotion MeasureParticles(const mpm::Particles& particles, ParticleRange range, double grid_spacing,
+                                bool with_angular_velocity);
+
+// Contact-force diagnostics against one rigid body whose contact normal is `normal`
+// (spec-penalty-hybrid §4.4): total normal force F_n = Σ f·n, total tangential force
+// F_t = ‖Σ (f − (f·n) n)‖ and the largest per-contact cone margin ‖f_t‖ − μ f_n, from the
+// report's per-contact records against that body (f = what the geometry exerts on the
+// touching particle or point). Without records (grid-based formulations), the totals come
+// from −contact_wrench[body].force, the opposite of what the body received, and the cone
+// margin is NaN.
+struct ContactForceTotals {
+  double normal = 0.0;       // F_n [N]
+  double tangential = 0.0;   // F_t [N]
+  double max_cone_margin;    // [N], NaN without per-contact records
+  int records = 0;           // per-contact records against the body
+};
+ContactForceTotals SumContactForces(const StepReport& report, int body, const mpm::Vector3& normal);
+
+// The smallest value of (x_p − origin)·direction over `positions` [m].
+double LowestAlong(const std::vector<mpm::Vector3>& positions, const mpm::Vector3& origin,
+                   const mpm::Vector3& direction);
+
+// density, youngs_modulus, poisson_ratio, constitutive_model for an elastic MPM body, with
+// the given defaults and a one-sentence reason for the Young's modulus.
+std::vector<ParameterSpec> ElasticMaterialSpecs(const std::string& prefix, double default_density,
+                                                double default_youngs_modulus,
+                                                const std::string& youngs_modulus_reason);
+// The material those keys describe.
+mpm::Material MakeElasticMaterial(const ParameterSet& parameters, const std::string& prefix,
+                                  const std::string& name);
+
+// Least-squares slope of y(t) [unit of y per s]; NaN with fewer than two distinct times.
+double FitSlope(const std::vector<double>& times, const std::vector<double>& values);
+
+}  // namespace contactlab::experiments

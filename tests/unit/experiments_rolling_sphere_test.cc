@@ -1,0 +1,129 @@
+// rolling_sphere (spec-penalty-hybrid §4.4, §4.7 item 5): the solid-sphere reference at θ = 6°
+// (rolling threshold, both accelerations, spin and slip speed), the rigid and MPM spheres
+// touching the incline at t = 0, and a short hybrid_impulse run of the MPM ball that records
+// every observable and summary attribute.
+#include <hdf5.h>
+
+#include <cmath>
+#include <filesystem>
+#include <numbers>
+
+#include <gtest/gtest.h>
+
+#include "experiments/run_recorder.h"
+#include "experiments/scenario.h"
+#include "experiments/scenarios/rolling_sphere.h"
+#include "mpm/sampling.h"
+
+namespace contactlab::experiments {
+namespace {
+
+using mpm::Vector3;
+
+constexpr double kTheta = 6.0 * std::numbers::pi / 180.0;
+
+ParameterSet Parameters(const std::string& formulation, const std::vector<std::string>& overrides = {}) {
+  ParameterSet parameters;
+  parameters.Declare(FindScenario("rolling_sphere").parameters);
+  parameters.Declare(FindFormulation(formulation).parameters);
+  for (const std::string& setting : overrides) {
+    const std::size_t equals = setting.find('=');
+    parameters.SetFromText(setting.substr(0, equals), setting.substr(equals + 1), "test");
+  }
+  parameters.Validate();
+  return parameters;
+}
+
+TEST(RollingSphereAnalytic, SpecValuesAtSixDegrees) {
+  // Spec §4.4: threshold 2/7 tan 6° = 0.0300; μ = 0.3 rolls at 0.7324 m/s², μ = 0.01 slips at
+  // 0.9279 m/s² (faster, as in [P] Fig. 4).
+  EXPECT_NEAR(2.0 / 7.0 * std::tan(kTheta), 0.0300, 5e-5);
+  EXPECT_TRUE(RollingSphereRolls(0.3, kTheta));
+  EXPECT_FALSE(RollingSphereRolls(0.01, kTheta));
+  EXPECT_TRUE(RollingSphereRolls(2.0 / 7.0 * std::tan(kTheta), kTheta));  // μ ≥ threshold rolls
+  EXPECT_NEAR(RollingSphereAcceleration(0.3, kTheta, 9.81), 0.7324, 1e-4);
+  EXPECT_NEAR(RollingSphereAcceleration(0.01, kTheta, 9.81), 0.9279, 1e-4);
+  // Rolling: ω = v / R, no slip. Slipping: ω̇ = 5 μ g cos θ / (2R), slip grows at g (sin θ − 7/2 μ cos θ).
+  const double radius = 0.05, t = 0.8;
+  EXPECT_NEAR(RollingSphereSpin(t, 0.3, kTheta, 9.81, radius), 0.7324 * t / radius, 1e-3);
+  EXPECT_EQ(RollingSphereSlipSpeed(t, 0.3, kTheta, 9.81), 0.0);
+  const double spin = RollingSphereSpin(t, 0.01, kTheta, 9.81, radius);
+  EXPECT_NEAR(spin, 2.5 * 0.01 * 9.81 * std::cos(kTheta) * t / radius, 1e-12);
+  EXPECT_NEAR(RollingSphereSlipSpeed(t, 0.01, kTheta, 9.81),
+              RollingSphereAcceleration(0.01, kTheta, 9.81) * t - spin * radius, 1e-12);
+}
+
+TEST(RollingSphere, RigidAndMpmSpheresStartTouchingTheIncline) {
+  {
+    World world;
+    FindScenario("rolling_sphere").factory()->Build(Parameters("sap"), world);
+    ASSERT_EQ(world.bodies.size(), 2u);
+    const rigid::RigidBody& ball = world.bodies[1];
+    const Vector3 normal = world.bodies[0].pose.orientation * Vector3::UnitZ();
+    EXPECT_TRUE(ball.is_free());
+    EXPECT_NEAR(ball.pose.position.dot(normal), 0.05, 1e-15);
+    const double mass = 1000.0 * 4.0 / 3.0 * std::numbers::pi * std::pow(0.05, 3);
+    EXPECT_NEAR(ball.mass, mass, 1e-12);
+    EXPECT_NEAR(ball.inertia_in_body(0, 0), 0.4 * mass * 0.05 * 0.05, 1e-12);  // I = 2/5 m R²
+    EXPECT_EQ(ball.linear_velocity.norm(), 0.0);
+  }
+  World world;
+  FindScenario("rolling_sphere").factory()->Build(Parameters("sap", {"body=mpm"}), world);
+  const Vector3 normal = world.bodies[0].pose.orientation * Vector3::UnitZ();
+  double lowest = 1.0;
+  for (const Vector3& x : world.particles.position) lowest = std::min(lowest, x.dot(normal));
+  EXPECT_NEAR(lowest, 0.0, 1e-15);  // the lowest particle on the surface
+  // R / h = 5 at 8 particles per cell: about 4.2k particles, the ball's mass within 2%.
+  EXPECT_GT(world.particles.size(), 4000u);
+  EXPECT_NEAR(mpm::TotalMass(world.particles), 1000.0 * 4.0 / 3.0 * std::numbers::pi * std::pow(0.05, 3),
+              0.02 * 0.5236);
+  EXPECT_THROW(FindScenario("rolling_sphere").factory()->Build(Parameters("sap", {"settle_time=1"}), world),
+               InputError);
+}
+
+TEST(RollingSphere, ShortHybridImpulseRunOfTheMpmBallRecordsObservablesAndSummary) {
+  const ParameterSet parameters =
+      Parameters("hybrid_impulse", {"body=mpm", "grid_spacing=0.025", "duration=0.05", "settle_time=0.02"});
+  World world;
+  std::unique_ptr<Scenario> scenario = FindScenario("rolling_sphere").factory();
+  scenario->Build(parameters, world);
+  const auto output = std::filesystem::temp_directory_path() / "contactlab_rolling_sphere_test.h5";
+  std::filesystem::remove(output);
+  {
+    RunRecorder recorder(output);
+    scenario->DeclareObservables(recorder);
+    StepReport initial;
+    initial.contact_wrench.resize(world.bodies.size());
+    scenario->Observe(world, initial, recorder);
+    auto formulation = MakeFormulation({"hybrid_impulse", parameters});
+    for (int step = 1; step <= 10; ++step) {
+      const StepReport report = formulation->Step(world, 0.005);
+      world.time = step * 0.005;
+      scenario->Observe(world, report, recorder);
+    }
+    scenario->Summarize(recorder);
+    recorder.Finish("ok", "", 10, 0.0);
+  }
+  const hid_t file = H5Fopen(output.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  ASSERT_GT(H5Lexists(file, "/timeseries", H5P_DEFAULT), 0);
+  ASSERT_GT(H5Lexists(file, "/analytic", H5P_DEFAULT), 0);
+  for (const char* name : {"com_speed", "com_displacement", "spin", "slip_speed", "normal_force", "tangential_force"}) {
+    EXPECT_GT(H5Lexists(file, (std::string("/timeseries/") + name).c_str(), H5P_DEFAULT), 0) << name;
+    EXPECT_GT(H5Lexists(file, (std::string("/analytic/") + name).c_str(), H5P_DEFAULT), 0) << name;
+  }
+  for (const char* name : {"rolls_expected", "acceleration", "analytic_acceleration", "max_rel_error",
+                           "final_slip_speed", "regime"}) {
+    EXPECT_GT(H5Aexists_by_name(file, "summary", name, H5P_DEFAULT), 0) << name;
+  }
+  double acceleration = std::nan("");
+  const hid_t attribute = H5Aopen_by_name(file, "summary", "acceleration", H5P_DEFAULT, H5P_DEFAULT);
+  H5Aread(attribute, H5T_NATIVE_DOUBLE, &acceleration);
+  H5Aclose(attribute);
+  EXPECT_TRUE(std::isfinite(acceleration));
+  H5Fclose(file);
+  std::filesystem::remove(output);
+}
+
+}  // namespace
+}  // namespace contactlab::experiments
