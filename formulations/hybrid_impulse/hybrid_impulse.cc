@@ -133,6 +133,9 @@ double HybridImpulseFormulation::StableSubstep(const World& world) const {
     if (body.motion == rigid::BodyMotion::kStatic) continue;
     max_speed = std::max(max_speed, body.linear_velocity.norm() + body.angular_velocity.norm() * BodyRadius(body));
   }
+  // Nothing moves and no material carries waves (e.g. only rigid bodies at rest): any
+  // substep is stable, so the caller takes the whole remaining step.
+  if (wave_speed + max_speed == 0.0) return std::numeric_limits<double>::infinity();
   return options_.cfl * world.grid_spacing / (wave_speed + max_speed);
 }
 
@@ -413,7 +416,7 @@ StepReport HybridImpulseFormulation::Step(World& world, double dt) {
   double remaining = dt;
   int substeps = 0;
   while (remaining > 1e-12 * dt) {
-    const double stable = StableSubstep(world);
+    const double stable = std::min(StableSubstep(world), remaining);
     if (!std::isfinite(stable) || stable <= 0.0) {
       throw SimulationDiverged("hybrid_impulse: non-finite particle or body velocity at t = " +
                                std::to_string(world.time) + " s");
