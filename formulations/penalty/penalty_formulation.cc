@@ -144,7 +144,6 @@ StepReport PenaltyFormulation::Step(World& world, double dt) {
 
   // 4a. Rigid bodies take the solved velocities: Advance applies v = u* + A⁻¹ (A (u − u*)).
   start = Clock::now();
-  const int grid_size = implicit_mpm_.num_dofs();
   const Eigen::VectorXd rigid_velocity = x.tail(rigid_dofs_.size());
   const Eigen::VectorXd rigid_impulse =
       rigid_dofs_.dynamics_matrix() * (rigid_velocity - rigid_dofs_.free_motion_velocity());
@@ -214,7 +213,6 @@ StepReport PenaltyFormulation::Step(World& world, double dt) {
   start = Clock::now();
   report.max_penetration = contact::MaxPenetration(particles, world.bodies);
   report.timings.detection = SecondsSince(start);
-  (void)grid_size;
   return report;
 }
 
