@@ -22,13 +22,6 @@
 namespace contactlab::experiments {
 namespace {
 
-ParameterSet DeclareAll(const ScenarioInfo& scenario, const FormulationInfo& formulation) {
-  ParameterSet parameters;
-  parameters.Declare(scenario.parameters);
-  parameters.Declare(formulation.parameters);
-  return parameters;
-}
-
 std::string UtcNow() {
   const std::time_t now = std::time(nullptr);
   char buffer[32];
@@ -55,37 +48,60 @@ std::string FindNonFiniteState(const World& world) {
 
 }  // namespace
 
-RunOutcome ExecuteRun(const RunRequest& request) {
-  // 1. Resolve and validate everything before touching the output path.
-  const ScenarioInfo& scenario_info = FindScenario(request.scenario);
-  const FormulationInfo& formulation_info = FindFormulation(request.formulation);
-  ParameterSet parameters = DeclareAll(scenario_info, formulation_info);
+ParameterSet DeclareParameters(const std::string& scenario, const std::string& formulation) {
+  ParameterSet parameters;
+  parameters.Declare(FindScenario(scenario).parameters);
+  parameters.Declare(FindFormulation(formulation).parameters);
+  return parameters;
+}
+
+ResolvedRun FinishResolution(const std::string& scenario, const std::string& formulation,
+                             ParameterSet parameters) {
+  parameters.Validate();
+  ResolvedRun run{scenario, formulation, std::move(parameters), "", ""};
+  run.toml = ToToml(run.parameters, scenario, formulation);
+  run.run_id = RunId(run.toml);
+  return run;
+}
+
+ResolvedRun ResolveRun(const RunRequest& request) {
+  ParameterSet parameters = DeclareParameters(request.scenario, request.formulation);
   if (request.config_file) ApplyTomlFile(*request.config_file, parameters);
   ApplyOverrides(request.overrides, parameters);
-  parameters.Validate();
-  if (request.output_path.empty()) throw InputError("--out: an output file is required");
+  return FinishResolution(request.scenario, request.formulation, std::move(parameters));
+}
 
-  const std::string resolved = ToToml(parameters, request.scenario, request.formulation);
-  const std::string run_id = RunId(resolved);
-  if (!request.quiet) std::cout << resolved << std::flush;
+RunOutcome ExecuteRun(const RunRequest& request) {
+  // Resolve and validate everything before touching the output path.
+  const ResolvedRun run = ResolveRun(request);
+  if (request.output_path.empty()) throw InputError("--out: an output file is required");
+  return ExecuteResolvedRun(run, request.output_path, request.quiet);
+}
+
+RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_path, bool quiet) {
+  // 1. Build the world and the formulation (Build may still reject combinations of keys).
+  const ParameterSet& parameters = run.parameters;
+  const std::string& resolved = run.toml;
+  const std::string& run_id = run.run_id;
+  if (!quiet) std::cout << resolved << std::flush;
 
   World world;
-  std::unique_ptr<Scenario> scenario = scenario_info.factory();
+  std::unique_ptr<Scenario> scenario = FindScenario(run.scenario).factory();
   scenario->Build(parameters, world);
-  FormulationConfig formulation_config{request.formulation, parameters};
+  FormulationConfig formulation_config{run.formulation, parameters};
   std::unique_ptr<Formulation> formulation = MakeFormulation(formulation_config);
   const double dt = parameters.GetDouble("dt");
   const double duration = parameters.GetDouble("duration");
   const int total_steps = std::max(1, static_cast<int>(std::llround(duration / dt)));
 
   // 2. Record.
-  const std::filesystem::path output(request.output_path);
+  const std::filesystem::path output(output_path);
   if (output.has_parent_path()) std::filesystem::create_directories(output.parent_path());
   RunRecorder recorder(output);
   recorder.SetRootAttribute("schema", "contactlab-run/1");
   recorder.SetRootAttribute("run_id", run_id);
-  recorder.SetRootAttribute("scenario", request.scenario);
-  recorder.SetRootAttribute("formulation", request.formulation);
+  recorder.SetRootAttribute("scenario", run.scenario);
+  recorder.SetRootAttribute("formulation", run.formulation);
   recorder.SetRootAttribute("git_commit", CONTACTLAB_GIT_COMMIT);
   recorder.SetRootAttribute("compiler", CONTACTLAB_COMPILER);
   recorder.SetRootAttribute("started_utc", UtcNow());
@@ -96,7 +112,7 @@ RunOutcome ExecuteRun(const RunRequest& request) {
   initial_report.contact_wrench.resize(world.bodies.size());
   scenario->Observe(world, initial_report, recorder);
 
-  ProgressReporter progress(request.scenario + "/" + request.formulation, total_steps * dt, request.quiet);
+  ProgressReporter progress(run.scenario + "/" + run.formulation, total_steps * dt, quiet);
   RunOutcome outcome;
   const auto run_start = std::chrono::steady_clock::now();
   for (int step = 1; step <= total_steps; ++step) {
@@ -136,7 +152,7 @@ RunOutcome ExecuteRun(const RunRequest& request) {
 void DescribeParameters(const std::string& scenario_name, const std::string& formulation_name) {
   const ScenarioInfo& scenario = FindScenario(scenario_name);
   const FormulationInfo& formulation = FindFormulation(formulation_name);
-  const ParameterSet parameters = DeclareAll(scenario, formulation);
+  const ParameterSet parameters = DeclareParameters(scenario_name, formulation_name);
   std::printf("%s: %s\n%s: %s\n\n", scenario.name.c_str(), scenario.description.c_str(), formulation.name.c_str(),
               formulation.description.c_str());
   for (const auto& [key, spec] : parameters.specs()) {

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "formulations/parameters.h"
+
 namespace contactlab::experiments {
 
 struct RunRequest {
@@ -25,6 +27,27 @@ struct RunOutcome {
   double wall_seconds = 0.0;
 };
 
+// A run's validated configuration: every declared key with its resolved value, the TOML
+// text written to /config, and the run_id hashed from that text.
+struct ResolvedRun {
+  std::string scenario;
+  std::string formulation;
+  ParameterSet parameters;
+  std::string toml;
+  std::string run_id;
+};
+
+// Every parameter a run of `scenario` under `formulation` accepts, at its default. Throws
+// InputError naming an unknown scenario or formulation.
+ParameterSet DeclareParameters(const std::string& scenario, const std::string& formulation);
+// Validates resolved parameters and derives the TOML text and run_id.
+ResolvedRun FinishResolution(const std::string& scenario, const std::string& formulation,
+                             ParameterSet parameters);
+// Defaults, then the scene TOML, then the overrides; validated.
+ResolvedRun ResolveRun(const RunRequest& request);
+
+// Runs a resolved configuration and writes `output_path`.
+RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_path, bool quiet);
 // Throws InputError for bad input before anything is written.
 RunOutcome ExecuteRun(const RunRequest& request);
 
