@@ -1,12 +1,19 @@
 // contactlab: run MPM–rigid contact scenarios under any formulation and log them to HDF5.
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
+#include "experiments/collect.h"
 #include "experiments/run_driver.h"
 #include "experiments/scenario.h"
+#include "experiments/slurm_script.h"
+#include "experiments/sweep.h"
+#include "experiments/sweep_executor.h"
+#include "experiments/sweep_records.h"
 #include "formulations/formulation.h"
 
 namespace {
@@ -34,6 +41,17 @@ void PrintList() {
 #endif
 }
 
+// Writes `text` to `path` through a temporary name, so a partial file never looks complete.
+void WriteTextFile(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path partial = path.string() + ".partial";
+  {
+    std::ofstream out(partial);
+    out << text;
+    if (!out.flush()) throw contactlab::InputError(path.string() + ": cannot write");
+  }
+  std::filesystem::rename(partial, path);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -44,13 +62,58 @@ int main(int argc, char** argv) {
   CLI::App* list = app.add_subcommand("list", "List scenarios and formulations");
 
   contactlab::experiments::RunRequest request;
-  CLI::App* run = app.add_subcommand("run", "Run one scenario under one formulation and write RUN.h5");
-  run->add_option("scenario", request.scenario, "Scenario name (see `contactlab list`)")->required();
-  run->add_option("--formulation,-f", request.formulation, "Formulation name")->required();
-  run->add_option("--config,-c", request.config_file, "Scene TOML file (e.g. data/scenes/ball_on_slope.toml)");
-  run->add_option("--set,-s", request.overrides, "Override a parameter: key=value (repeatable)");
-  run->add_option("--out,-o", request.output_path, "Output HDF5 file")->required();
+  std::string manifest, run_out_dir;
+  int manifest_index = -1;
+  CLI::App* run = app.add_subcommand(
+      "run", "Run one scenario under one formulation and write RUN.h5, or run line --index of a sweep manifest");
+  CLI::Option* scenario_option = run->add_option("scenario", request.scenario, "Scenario name (see `contactlab list`)");
+  CLI::Option* formulation_option = run->add_option("--formulation,-f", request.formulation, "Formulation name");
+  CLI::Option* config_option =
+      run->add_option("--config,-c", request.config_file, "Scene TOML file (e.g. data/scenes/ball_on_slope.toml)");
+  CLI::Option* set_option = run->add_option("--set,-s", request.overrides, "Override a parameter: key=value (repeatable)");
+  CLI::Option* out_option = run->add_option("--out,-o", request.output_path, "Output HDF5 file");
+  CLI::Option* manifest_option =
+      run->add_option("--manifest", manifest, "Sweep manifest (from `contactlab sweep expand`): run one of its lines");
+  CLI::Option* index_option = run->add_option("--index", manifest_index, "Manifest line to run (0-based)");
+  CLI::Option* out_dir_option =
+      run->add_option("--out-dir", run_out_dir, "Folder of the sweep's runs: writes DIR/<run_id>.h5, skipped when complete");
   run->add_flag("--quiet,-q", request.quiet, "Print neither the resolved configuration nor progress");
+  for (CLI::Option* single : {scenario_option, formulation_option, config_option, set_option, out_option}) {
+    single->excludes(manifest_option);
+  }
+  index_option->needs(manifest_option);
+  out_dir_option->needs(manifest_option);
+  manifest_option->needs(index_option)->needs(out_dir_option);
+
+  CLI::App* sweep = app.add_subcommand("sweep", "Expand and run sweeps (data/sweeps/*.toml)");
+  sweep->require_subcommand(1);
+  std::string sweep_file, sweep_out_dir;
+  CLI::App* expand = sweep->add_subcommand("expand", "Print the sweep's resolved runs as JSON Lines (a manifest)");
+  expand->add_option("sweep", sweep_file, "Sweep TOML file")->required();
+  contactlab::experiments::LocalExecutorOptions local;
+  CLI::App* sweep_run = sweep->add_subcommand("run", "Run every run of a sweep locally, N at a time");
+  sweep_run->add_option("sweep", sweep_file, "Sweep TOML file")->required();
+  sweep_run->add_option("--jobs,-j", local.jobs, "Runs at a time")->capture_default_str();
+  sweep_run->add_option("--threads-per-run", local.threads_per_run,
+                        "OMP_NUM_THREADS of each run (default: cores / jobs unless OMP_NUM_THREADS is set)");
+  sweep_run->add_option("--out-dir", sweep_out_dir, "Output folder")->required();
+  contactlab::experiments::SlurmOptions slurm;
+  std::string slurm_script_path;
+  CLI::App* sweep_slurm = sweep->add_subcommand("slurm", "Write the manifest and a Slurm job-array script");
+  sweep_slurm->add_option("sweep", sweep_file, "Sweep TOML file")->required();
+  sweep_slurm->add_option("--out-dir", sweep_out_dir, "Output folder of the runs (on the cluster's shared file system)")
+      ->required();
+  sweep_slurm->add_option("--script", slurm_script_path, "Script path (default: OUT_DIR/sweep.slurm)");
+  sweep_slurm->add_option("--max-concurrent", slurm.max_concurrent, "Array tasks running at once (%K)")->capture_default_str();
+  sweep_slurm->add_option("--cpus-per-task", slurm.cpus_per_task, "Cores per run (OMP_NUM_THREADS)")->capture_default_str();
+  sweep_slurm->add_option("--time", slurm.time_limit, "Time limit per run")->capture_default_str();
+  sweep_slurm->add_option("--mem", slurm.memory, "Memory per run")->capture_default_str();
+  sweep_slurm->add_option("--partition", slurm.partition, "Slurm partition (default: the cluster's)");
+
+  std::string collect_dir, collect_out;
+  CLI::App* collect = app.add_subcommand("collect", "Print one CSV row per run of a sweep folder");
+  collect->add_option("dir", collect_dir, "Folder of run files (with manifest.jsonl for a sweep)")->required();
+  collect->add_option("--out,-o", collect_out, "Write the CSV here instead of standard output");
 
   std::string describe_scenario, describe_formulation = "hybrid_impulse";
   CLI::App* describe = app.add_subcommand("describe", "List every parameter of a scenario and formulation");
@@ -68,12 +131,59 @@ int main(int argc, char** argv) {
       PrintList();
     } else if (describe->parsed()) {
       contactlab::experiments::DescribeParameters(describe_scenario, describe_formulation);
+    } else if (run->parsed() && !manifest.empty()) {
+      const auto result =
+          contactlab::experiments::RunManifestEntry(manifest, manifest_index, run_out_dir, request.quiet);
+      if (!result.skipped && result.status == "diverged") {
+        std::fprintf(stderr, "contactlab: run diverged (%s); status recorded in %s\n", result.message.c_str(),
+                     result.file.string().c_str());
+        return kExitDiverged;
+      }
     } else if (run->parsed()) {
+      if (request.scenario.empty() || request.formulation.empty() || request.output_path.empty()) {
+        throw contactlab::InputError("run: give SCENARIO -f FORMULATION -o RUN.h5, or --manifest M --index I --out-dir DIR");
+      }
       const auto outcome = contactlab::experiments::ExecuteRun(request);
       if (outcome.status == contactlab::experiments::RunStatus::kDiverged) {
         std::fprintf(stderr, "contactlab: run diverged (%s); status recorded in %s\n", outcome.message.c_str(),
                      request.output_path.c_str());
         return kExitDiverged;
+      }
+    } else if (expand->parsed()) {
+      std::vector<std::string> warnings;
+      const auto entries = contactlab::experiments::ExpandSweep(contactlab::experiments::LoadSweep(sweep_file), &warnings);
+      for (const std::string& warning : warnings) std::fprintf(stderr, "contactlab: warning: %s\n", warning.c_str());
+      for (const auto& entry : entries) std::cout << contactlab::experiments::ToJsonLine(entry) << "\n";
+      std::fprintf(stderr, "contactlab: %zu runs\n", entries.size());
+    } else if (sweep_run->parsed()) {
+      local.out_dir = sweep_out_dir;
+      contactlab::experiments::RunSweepLocally(contactlab::experiments::LoadSweep(sweep_file), local);
+    } else if (sweep_slurm->parsed()) {
+      const auto definition = contactlab::experiments::LoadSweep(sweep_file);
+      std::vector<std::string> warnings;
+      const auto entries = contactlab::experiments::ExpandSweep(definition, &warnings);
+      for (const std::string& warning : warnings) std::fprintf(stderr, "contactlab: warning: %s\n", warning.c_str());
+      slurm.out_dir = sweep_out_dir;
+      slurm.executable = std::filesystem::read_symlink("/proc/self/exe");
+      const std::string script =
+          contactlab::experiments::SlurmArrayScript(definition, static_cast<int>(entries.size()), slurm);
+      const std::filesystem::path out_dir(sweep_out_dir);
+      std::filesystem::create_directories(out_dir / "logs");
+      contactlab::experiments::WriteManifest(out_dir / "manifest.jsonl", entries);
+      const std::filesystem::path script_path =
+          slurm_script_path.empty() ? out_dir / "sweep.slurm" : std::filesystem::path(slurm_script_path);
+      WriteTextFile(script_path, script);
+      std::filesystem::permissions(script_path, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
+      std::printf("%s: %zu array tasks; submit with: sbatch %s\n", script_path.string().c_str(), entries.size(),
+                  script_path.string().c_str());
+    } else if (collect->parsed()) {
+      const auto table = contactlab::experiments::CollectRuns(collect_dir);
+      if (collect_out.empty()) {
+        contactlab::experiments::WriteCsv(table, std::cout);
+      } else {
+        std::ostringstream text;
+        contactlab::experiments::WriteCsv(table, text);
+        WriteTextFile(collect_out, text.str());
       }
     }
   } catch (const contactlab::InputError& error) {

@@ -1,0 +1,61 @@
+#include "experiments/slurm_script.h"
+
+#include <sstream>
+
+#include "formulations/parameters.h"
+
+namespace contactlab::experiments {
+namespace {
+
+// Single-quotes a word for bash.
+std::string ShellQuote(const std::string& text) {
+  std::string quoted = "'";
+  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// #SBATCH lines are not parsed by a shell: values must not need quoting.
+std::string DirectiveValue(const std::string& key, const std::string& value) {
+  if (value.find_first_of(" \t\n'\"\\$`") != std::string::npos) {
+    throw InputError(key + ": '" + value + "' cannot appear in an #SBATCH line (spaces, quotes or $)");
+  }
+  return value;
+}
+
+}  // namespace
+
+std::string SlurmArrayScript(const SweepDefinition& sweep, int run_count, const SlurmOptions& options) {
+  if (run_count < 1) throw InputError(sweep.file.string() + ": the sweep has no runs");
+  if (options.max_concurrent < 1) throw InputError("--max-concurrent: must be at least 1");
+  if (options.cpus_per_task < 1) throw InputError("--cpus-per-task: must be at least 1");
+  if (options.executable.string().find_first_of("\"$`}\\\n") != std::string::npos) {
+    throw InputError(options.executable.string() + ": the contactlab path contains a character the script cannot quote");
+  }
+  const std::filesystem::path out_dir = std::filesystem::absolute(options.out_dir).lexically_normal();
+  const std::filesystem::path manifest = out_dir / "manifest.jsonl";
+  const std::filesystem::path logs = out_dir / "logs";
+  std::ostringstream script;
+  script << "#!/bin/bash\n"
+         << "# contactlab sweep '" << sweep.name << "' (" << sweep.file.string() << "): " << run_count
+         << " runs, one per array task.\n"
+         << "#   submit:   sbatch " << (out_dir / "sweep.slurm").string() << "\n"
+         << "#   resubmit after failures: complete runs are skipped\n"
+         << "#   table:    contactlab collect " << out_dir.string() << " > results.csv\n"
+         << "#SBATCH --job-name=" << DirectiveValue("name", "contactlab-" + sweep.name) << "\n"
+         << "#SBATCH --array=0-" << run_count - 1 << "%" << options.max_concurrent << "\n"
+         << "#SBATCH --ntasks=1\n"
+         << "#SBATCH --cpus-per-task=" << options.cpus_per_task << "\n"
+         << "#SBATCH --time=" << DirectiveValue("--time", options.time_limit) << "\n"
+         << "#SBATCH --mem=" << DirectiveValue("--mem", options.memory) << "\n";
+  if (!options.partition.empty()) script << "#SBATCH --partition=" << DirectiveValue("--partition", options.partition) << "\n";
+  script << "#SBATCH --output=" << DirectiveValue("--out-dir", (logs / "slurm-%A_%a.log").string()) << "\n"
+         << "set -euo pipefail\n"
+         << ": \"${SLURM_ARRAY_TASK_ID:?run this script with sbatch (or set SLURM_ARRAY_TASK_ID to a manifest index)}\"\n"
+         << "CONTACTLAB=\"${CONTACTLAB:-" << options.executable.string() << "}\"\n"
+         << "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-" << options.cpus_per_task << "}\"\n"
+         << "exec \"$CONTACTLAB\" run --manifest " << ShellQuote(manifest.string()) << " --index \"$SLURM_ARRAY_TASK_ID\" \\\n"
+         << "  --out-dir " << ShellQuote(out_dir.string()) << " --quiet\n";
+  return script.str();
+}
+
+}  // namespace contactlab::experiments

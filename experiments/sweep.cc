@@ -1,0 +1,424 @@
+#include "experiments/sweep.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+#include "experiments/config.h"
+#include "experiments/run_driver.h"
+#include "experiments/scenario.h"
+#include "formulations/formulation.h"
+
+namespace contactlab::experiments {
+namespace {
+
+constexpr const char* kFormulationKey = "formulation";
+
+// A TOML scalar as a parameter value; nullopt for arrays, tables and dates.
+std::optional<ParameterValue> ScalarValue(const toml::node& node) {
+  if (const auto* integer = node.as_integer()) return ParameterValue(std::int64_t{integer->get()});
+  if (const auto* real = node.as_floating_point()) return ParameterValue(real->get());
+  if (const auto* flag = node.as_boolean()) return ParameterValue(flag->get());
+  if (const auto* text = node.as_string()) return ParameterValue(std::string(text->get()));
+  return std::nullopt;
+}
+
+std::string Where(const std::filesystem::path& file, const toml::node& node) {
+  return file.string() + ":" + std::to_string(node.source().begin.line);
+}
+
+// Visits the leaves of a table with dotted keys ([base.quasi_newton] substeps is
+// "quasi_newton.substeps"), in file order.
+void FlattenTable(const toml::table& table, const std::string& prefix,
+                  std::vector<std::pair<std::string, const toml::node*>>& leaves) {
+  std::vector<std::pair<std::string, const toml::node*>> entries;
+  for (auto&& [name, node] : table) {
+    entries.emplace_back(prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str()), &node);
+  }
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return a.second->source().begin < b.second->source().begin;
+  });
+  for (const auto& [key, node] : entries) {
+    if (const toml::table* nested = node->as_table()) {
+      FlattenTable(*nested, key, leaves);
+    } else {
+      leaves.emplace_back(key, node);
+    }
+  }
+}
+
+// The list of scalars of an axis key.
+std::vector<ParameterValue> AxisValues(const std::filesystem::path& file, const std::string& section,
+                                       const std::string& key, const toml::node& node) {
+  const toml::array* array = node.as_array();
+  if (array == nullptr || array->empty()) {
+    throw InputError(Where(file, node) + ": [" + section + "] key '" + key + "' must be a non-empty list of values");
+  }
+  std::vector<ParameterValue> values;
+  for (const toml::node& element : *array) {
+    const auto value = ScalarValue(element);
+    if (!value) {
+      throw InputError(Where(file, element) + ": [" + section + "] key '" + key +
+                       "' must list numbers, booleans or strings");
+    }
+    values.push_back(*value);
+  }
+  return values;
+}
+
+std::string RequireString(const std::filesystem::path& file, const toml::table& section, const std::string& key) {
+  const toml::node* node = section.get(key);
+  if (node == nullptr) return "";
+  if (!node->is_string()) throw InputError(Where(file, *node) + ": [sweep] key '" + key + "' must be a string");
+  return std::string(node->as_string()->get());
+}
+
+// Every key some formulation declares: a key of another formulation does not apply to a run.
+const std::set<std::string>& FormulationKeys() {
+  static const std::set<std::string> keys = [] {
+    std::set<std::string> all;
+    for (const FormulationInfo& info : RegisteredFormulations()) {
+      for (const ParameterSpec& spec : info.parameters) all.insert(spec.key);
+    }
+    return all;
+  }();
+  return keys;
+}
+
+// Sets `key` for a run; false when the key belongs to a formulation other than the run's.
+bool ApplyToRun(ParameterSet& parameters, const std::string& key, const ParameterValue& value,
+                const std::string& origin, const SweepDefinition& sweep) {
+  if (!parameters.IsDeclared(key)) {
+    if (FormulationKeys().count(key) != 0) return false;
+    throw InputError(origin + ": key '" + key + "' is not a parameter of scenario '" + sweep.scenario +
+                     "' or of any formulation (see `contactlab describe " + sweep.scenario + "`)");
+  }
+  parameters.Set(key, value, origin);
+  return true;
+}
+
+nlohmann::json ToJson(const ParameterValue& value) {
+  if (const auto* b = std::get_if<bool>(&value)) return *b;
+  if (const auto* i = std::get_if<std::int64_t>(&value)) return *i;
+  if (const auto* d = std::get_if<double>(&value)) return *d;
+  return std::get<std::string>(value);
+}
+
+ParameterValue FromJson(const nlohmann::json& value, const std::string& origin, const std::string& key) {
+  if (value.is_boolean()) return value.get<bool>();
+  if (value.is_number_integer()) return value.get<std::int64_t>();
+  if (value.is_number_float()) return value.get<double>();
+  if (value.is_string()) return value.get<std::string>();
+  throw InputError(origin + ": key '" + key + "' must be a number, boolean or string");
+}
+
+using KeyValues = std::vector<std::pair<std::string, ParameterValue>>;
+
+nlohmann::json ToJsonObject(const KeyValues& values) {
+  nlohmann::json object = nlohmann::json::object();
+  for (const auto& [key, value] : values) object[key] = ToJson(value);
+  return object;
+}
+
+KeyValues FromJsonObject(const nlohmann::json& object, const std::string& origin, const std::string& field) {
+  if (!object.is_object()) throw InputError(origin + ": field '" + field + "' must be an object");
+  KeyValues values;
+  for (const auto& [key, value] : object.items()) values.emplace_back(key, FromJson(value, origin, key));
+  return values;
+}
+
+}  // namespace
+
+SweepDefinition LoadSweep(const std::filesystem::path& file) {
+  if (!std::filesystem::is_regular_file(file)) throw InputError(file.string() + ": cannot open sweep file");
+  toml::table root;
+  try {
+    root = toml::parse_file(file.string());
+  } catch (const toml::parse_error& error) {
+    std::ostringstream message;
+    message << file.string() << ":" << error.source().begin.line << ":" << error.source().begin.column << ": "
+            << error.description();
+    throw InputError(message.str());
+  }
+  for (auto&& [name, node] : root) {
+    const std::string section(name.str());
+    if (section != "sweep" && section != "base" && section != "axes" && section != "zip") {
+      throw InputError(Where(file, node) + ": unknown section '" + section + "' (expected sweep, base, axes, zip)");
+    }
+  }
+
+  SweepDefinition sweep;
+  sweep.file = file;
+  // [sweep]: what is run.
+  const toml::table* header = root["sweep"].as_table();
+  if (header == nullptr) throw InputError(file.string() + ": missing [sweep] table with scenario = \"...\"");
+  for (auto&& [name, node] : *header) {
+    const std::string key(name.str());
+    if (key != "name" && key != "scenario" && key != "formulation" && key != "config" && key != "description") {
+      throw InputError(Where(file, node) + ": unknown key '" + key +
+                       "' in [sweep] (expected name, scenario, formulation, config, description)");
+    }
+  }
+  sweep.name = RequireString(file, *header, "name");
+  if (sweep.name.empty()) sweep.name = file.stem().string();
+  if (sweep.name.find_first_of("/\\ \t\n") != std::string::npos) {
+    throw InputError(file.string() + ": [sweep] key 'name' must not contain slashes or spaces");
+  }
+  sweep.scenario = RequireString(file, *header, "scenario");
+  if (sweep.scenario.empty()) throw InputError(file.string() + ": [sweep] key 'scenario' is required");
+  FindScenario(sweep.scenario);
+  sweep.formulation = RequireString(file, *header, "formulation");
+  const std::string config = RequireString(file, *header, "config");
+  if (!config.empty()) {
+    std::filesystem::path config_path(config);
+    if (config_path.is_relative()) config_path = file.parent_path() / config_path;
+    config_path = config_path.lexically_normal();
+    if (!std::filesystem::is_regular_file(config_path)) {
+      throw InputError(file.string() + ": [sweep] key 'config': cannot open '" + config_path.string() + "'");
+    }
+    sweep.config_file = config_path;
+  }
+
+  // [base]: fixed overrides.
+  if (const toml::node* base_node = root.get("base")) {
+    const toml::table* base = base_node->as_table();
+    if (base == nullptr) throw InputError(Where(file, *base_node) + ": 'base' must be a table");
+    std::vector<std::pair<std::string, const toml::node*>> leaves;
+    FlattenTable(*base, "", leaves);
+    for (const auto& [key, node] : leaves) {
+      const auto value = ScalarValue(*node);
+      if (!value) throw InputError(Where(file, *node) + ": [base] key '" + key + "' must be a number, boolean or string");
+      if (key == kFormulationKey) throw InputError(Where(file, *node) + ": set the formulation in [sweep], not [base]");
+      sweep.base.emplace_back(key, *value);
+    }
+  }
+
+  // [axes] and [[zip]]: collected with their source position, then ordered by it.
+  std::vector<std::pair<toml::source_position, SweepAxis>> axes;
+  if (const toml::node* axes_node = root.get("axes")) {
+    const toml::table* table = axes_node->as_table();
+    if (table == nullptr) throw InputError(Where(file, *axes_node) + ": 'axes' must be a table");
+    std::vector<std::pair<std::string, const toml::node*>> leaves;
+    FlattenTable(*table, "", leaves);
+    for (const auto& [key, node] : leaves) {
+      axes.push_back({node->source().begin, SweepAxis{{key}, {AxisValues(file, "axes", key, *node)}}});
+    }
+  }
+  if (const toml::node* zip_node = root.get("zip")) {
+    const toml::array* groups = zip_node->as_array();
+    if (groups == nullptr) throw InputError(Where(file, *zip_node) + ": write zipped axes as [[zip]] tables");
+    for (const toml::node& group_node : *groups) {
+      const toml::table* group = group_node.as_table();
+      if (group == nullptr) throw InputError(Where(file, group_node) + ": write zipped axes as [[zip]] tables");
+      std::vector<std::pair<std::string, const toml::node*>> leaves;
+      FlattenTable(*group, "", leaves);
+      if (leaves.empty()) throw InputError(Where(file, group_node) + ": empty [[zip]] table");
+      SweepAxis axis;
+      for (const auto& [key, node] : leaves) {
+        axis.keys.push_back(key);
+        axis.values.push_back(AxisValues(file, "zip", key, *node));
+        if (axis.values.back().size() != axis.values.front().size()) {
+          throw InputError(Where(file, *node) + ": [[zip]] key '" + key + "' has " +
+                           std::to_string(axis.values.back().size()) + " values but '" + axis.keys.front() + "' has " +
+                           std::to_string(axis.values.front().size()));
+        }
+      }
+      axes.push_back({leaves.front().second->source().begin, std::move(axis)});
+    }
+  }
+  std::stable_sort(axes.begin(), axes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::set<std::string> seen;
+  for (auto& [position, axis] : axes) {
+    for (std::size_t k = 0; k < axis.keys.size(); ++k) {
+      const std::string& key = axis.keys[k];
+      if (!seen.insert(key).second) throw InputError(file.string() + ": key '" + key + "' is swept twice");
+      if (key == kFormulationKey) {
+        for (const ParameterValue& value : axis.values[k]) {
+          const auto* name = std::get_if<std::string>(&value);
+          if (name == nullptr) throw InputError(file.string() + ": axis 'formulation' must list formulation names");
+          FindFormulation(*name);
+        }
+      }
+    }
+    sweep.axes.push_back(std::move(axis));
+  }
+  if (seen.count(kFormulationKey) == 0) {
+    if (sweep.formulation.empty()) {
+      throw InputError(file.string() + ": name a formulation in [sweep] or sweep it in [axes]");
+    }
+    FindFormulation(sweep.formulation);
+  } else if (!sweep.formulation.empty()) {
+    throw InputError(file.string() + ": 'formulation' is both fixed in [sweep] and swept");
+  }
+  return sweep;
+}
+
+std::vector<ManifestEntry> ExpandSweep(const SweepDefinition& sweep, std::vector<std::string>* warnings) {
+  std::size_t total = 1;
+  for (const SweepAxis& axis : sweep.axes) total *= axis.size();
+
+  std::vector<ManifestEntry> entries;
+  std::set<std::string> run_ids;
+  std::size_t duplicates = 0;
+  std::vector<std::size_t> position(sweep.axes.size(), 0);  // mixed-radix counter, last axis fastest
+  for (std::size_t combination = 0; combination < total; ++combination) {
+    // The formulation of this combination decides which parameters exist.
+    std::string formulation = sweep.formulation;
+    for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
+      for (std::size_t k = 0; k < sweep.axes[a].keys.size(); ++k) {
+        if (sweep.axes[a].keys[k] == kFormulationKey) {
+          formulation = std::get<std::string>(sweep.axes[a].values[k][position[a]]);
+        }
+      }
+    }
+    ParameterSet parameters = DeclareParameters(sweep.scenario, formulation);
+    if (sweep.config_file) ApplyTomlFile(sweep.config_file->string(), parameters);
+    const std::string base_origin = sweep.file.string() + " [base]";
+    for (const auto& [key, value] : sweep.base) ApplyToRun(parameters, key, value, base_origin, sweep);
+
+    ManifestEntry entry;
+    entry.sweep = sweep.name;
+    entry.scenario = sweep.scenario;
+    entry.formulation = formulation;
+    for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
+      const SweepAxis& axis = sweep.axes[a];
+      for (std::size_t k = 0; k < axis.keys.size(); ++k) {
+        const std::string& key = axis.keys[k];
+        if (key == kFormulationKey) continue;
+        const ParameterValue& value = axis.values[k][position[a]];
+        if (ApplyToRun(parameters, key, value, sweep.file.string() + " [axes]", sweep)) {
+          entry.swept.emplace_back(key, value);
+        }
+      }
+    }
+    const std::string toml = ToToml(parameters, sweep.scenario, formulation);
+    entry.run_id = RunId(toml);
+    for (const auto& [key, value] : parameters.values()) entry.parameters.emplace_back(key, value);
+
+    if (!run_ids.insert(entry.run_id).second) {
+      ++duplicates;
+    } else {
+      entry.index = static_cast<int>(entries.size());
+      if (warnings != nullptr) {
+        try {
+          parameters.Validate();
+        } catch (const InputError& error) {
+          warnings->push_back("run " + std::to_string(entry.index) + " (" + formulation + " " + DescribeSwept(entry) +
+                              ") will fail: " + error.what());
+        }
+      }
+      entries.push_back(std::move(entry));
+    }
+
+    for (std::size_t a = sweep.axes.size(); a-- > 0;) {
+      if (++position[a] < sweep.axes[a].size()) break;
+      position[a] = 0;
+    }
+  }
+  if (warnings != nullptr && duplicates > 0) {
+    warnings->push_back(std::to_string(duplicates) +
+                        " combinations repeat an earlier run (a swept key does not apply to their formulation) "
+                        "and are listed once");
+  }
+  return entries;
+}
+
+std::string ToJsonLine(const ManifestEntry& entry) {
+  nlohmann::ordered_json line;
+  line["index"] = entry.index;
+  line["run_id"] = entry.run_id;
+  line["sweep"] = entry.sweep;
+  line["scenario"] = entry.scenario;
+  line["formulation"] = entry.formulation;
+  nlohmann::ordered_json swept = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : entry.swept) swept[key] = ToJson(value);
+  line["swept"] = swept;
+  line["parameters"] = ToJsonObject(entry.parameters);
+  return line.dump();
+}
+
+ManifestEntry FromJsonLine(const std::string& text, const std::string& origin) {
+  nlohmann::ordered_json line;
+  try {
+    line = nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(origin + ": not a manifest line (" + error.what() + ")");
+  }
+  ManifestEntry entry;
+  try {
+    entry.index = line.at("index").get<int>();
+    entry.run_id = line.at("run_id").get<std::string>();
+    entry.sweep = line.value("sweep", "");
+    entry.scenario = line.at("scenario").get<std::string>();
+    entry.formulation = line.at("formulation").get<std::string>();
+    if (line.contains("swept")) {
+      if (!line["swept"].is_object()) throw InputError(origin + ": field 'swept' must be an object");
+      for (const auto& [key, value] : line["swept"].items()) entry.swept.emplace_back(key, FromJson(value, origin, key));
+    }
+    entry.parameters = FromJsonObject(nlohmann::json(line.at("parameters")), origin, "parameters");
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(origin + ": malformed manifest line (" + error.what() + ")");
+  }
+  return entry;
+}
+
+void WriteManifest(const std::filesystem::path& file, const std::vector<ManifestEntry>& entries) {
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
+  const std::filesystem::path partial = file.string() + ".partial";
+  {
+    std::ofstream out(partial);
+    if (!out) throw InputError(file.string() + ": cannot write manifest");
+    for (const ManifestEntry& entry : entries) out << ToJsonLine(entry) << "\n";
+    if (!out.flush()) throw InputError(file.string() + ": cannot write manifest");
+  }
+  std::filesystem::rename(partial, file);
+}
+
+std::vector<ManifestEntry> ReadManifest(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file.string() + ": cannot open manifest");
+  std::vector<ManifestEntry> entries;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    entries.push_back(FromJsonLine(line, file.string() + ":" + std::to_string(number)));
+  }
+  return entries;
+}
+
+ManifestEntry ReadManifestEntry(const std::filesystem::path& file, int index) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file.string() + ": cannot open manifest");
+  if (index < 0) throw InputError("--index: must be >= 0, got " + std::to_string(index));
+  std::string line;
+  int count = 0;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (count++ == index) {
+      ManifestEntry entry = FromJsonLine(line, file.string() + ":" + std::to_string(number));
+      if (entry.index != index) {
+        throw InputError(file.string() + ":" + std::to_string(number) + ": line " + std::to_string(index) +
+                         " carries index " + std::to_string(entry.index) + "; regenerate it with `contactlab sweep expand`");
+      }
+      return entry;
+    }
+  }
+  throw InputError("--index " + std::to_string(index) + ": " + file.string() + " has only " + std::to_string(count) +
+                   " runs (indices 0.." + std::to_string(count - 1) + ")");
+}
+
+std::string DescribeSwept(const ManifestEntry& entry) {
+  std::string text;
+  for (const auto& [key, value] : entry.swept) {
+    if (!text.empty()) text += " ";
+    text += key + "=" + ToString(value);
+  }
+  return text;
+}
+
+}  // namespace contactlab::experiments

@@ -1,0 +1,179 @@
+#include "experiments/sweep_executor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "experiments/collect.h"
+#include "experiments/sweep_records.h"
+
+extern char** environ;
+
+namespace contactlab::experiments {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct RunningChild {
+  int index;
+  Clock::time_point start;
+  std::filesystem::path log;
+};
+
+// Starts `contactlab run --manifest M --index I --out-dir D --quiet` with stdout and stderr
+// going to `log`.
+pid_t SpawnRun(const std::filesystem::path& executable, const std::filesystem::path& manifest, int index,
+               const std::filesystem::path& out_dir, const std::filesystem::path& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  const std::string index_text = std::to_string(index);
+  std::vector<std::string> arguments = {executable.string(), "run",     "--manifest", manifest.string(),
+                                        "--index",           index_text, "--out-dir", out_dir.string(),
+                                        "--quiet"};
+  std::vector<char*> argv;
+  for (std::string& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int error = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0) throw std::runtime_error("cannot start " + executable.string() + ": " + std::strerror(error));
+  return pid;
+}
+
+std::string Seconds(double seconds) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.1f s", seconds);
+  return buffer;
+}
+
+double WallSeconds(const RunRecord& record, double fallback) {
+  const auto found = record.summary.find("wall_s");
+  if (found != record.summary.end()) {
+    if (const auto* seconds = std::get_if<double>(&found->second)) return *seconds;
+  }
+  return fallback;
+}
+
+}  // namespace
+
+int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& options) {
+  if (options.jobs < 1) throw InputError("-j: must be at least 1, got " + std::to_string(options.jobs));
+  if (options.threads_per_run < 0) throw InputError("--threads-per-run: must be >= 0");
+  std::vector<std::string> warnings;
+  const std::vector<ManifestEntry> entries = ExpandSweep(sweep, &warnings);
+  for (const std::string& warning : warnings) std::fprintf(stderr, "contactlab: sweep %s: %s\n", sweep.name.c_str(), warning.c_str());
+  const std::filesystem::path out_dir = options.out_dir;
+  const std::filesystem::path manifest = out_dir / "manifest.jsonl";
+  const std::filesystem::path logs = out_dir / "logs";
+  std::filesystem::create_directories(logs);
+  WriteManifest(manifest, entries);
+
+  // Threads: the runs share the cores unless the caller decided.
+  if (options.threads_per_run > 0) {
+    setenv("OMP_NUM_THREADS", std::to_string(options.threads_per_run).c_str(), 1);
+  } else if (std::getenv("OMP_NUM_THREADS") == nullptr) {
+    const int cores = std::max(1u, std::thread::hardware_concurrency());
+    setenv("OMP_NUM_THREADS", std::to_string(std::max(1, cores / options.jobs)).c_str(), 1);
+  }
+  const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe");
+  const int total = static_cast<int>(entries.size());
+  std::fprintf(stderr, "contactlab: sweep %s: %d runs, %d at a time, OMP_NUM_THREADS=%s, into %s\n",
+               sweep.name.c_str(), total, options.jobs, std::getenv("OMP_NUM_THREADS"), out_dir.string().c_str());
+
+  // Runs already complete for the same configuration are not started again.
+  std::deque<int> queue;
+  std::map<int, std::string> skipped;
+  for (const ManifestEntry& entry : entries) {
+    bool complete = false;
+    try {
+      complete = IsRunComplete(out_dir, ResolveManifestEntry(entry));
+    } catch (const InputError&) {
+      complete = false;  // the child records the failure
+    }
+    if (complete) {
+      skipped[entry.index] = LookupRecord(out_dir, entry).status;
+    } else {
+      queue.push_back(entry.index);
+    }
+  }
+  if (!skipped.empty()) std::fprintf(stderr, "contactlab: %zu runs already complete: skipped\n", skipped.size());
+
+  const auto sweep_start = Clock::now();
+  std::map<pid_t, RunningChild> running;
+  std::map<int, double> elapsed;
+  int finished = static_cast<int>(skipped.size());
+  while (!queue.empty() || !running.empty()) {
+    // Fill the free slots.
+    while (!queue.empty() && static_cast<int>(running.size()) < options.jobs) {
+      const int index = queue.front();
+      queue.pop_front();
+      const ManifestEntry& entry = entries[index];
+      const std::filesystem::path log = logs / (std::to_string(index) + "_" + entry.run_id + ".log");
+      running[SpawnRun(executable, manifest, index, out_dir, log)] = {index, Clock::now(), log};
+    }
+    // Wait for one child and record what it left.
+    int wait_status = 0;
+    const pid_t pid = waitpid(-1, &wait_status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    }
+    const auto child = running.find(pid);
+    if (child == running.end()) continue;
+    const RunningChild done = child->second;
+    running.erase(child);
+    const ManifestEntry& entry = entries[done.index];
+    const double seconds = std::chrono::duration<double>(Clock::now() - done.start).count();
+    elapsed[done.index] = seconds;
+    RunRecord record = LookupRecord(out_dir, entry);
+    if (record.status == "missing") {
+      // The child died without recording anything (a signal, an abort): record it here.
+      const std::string why = WIFSIGNALED(wait_status)
+                                  ? std::string("crashed: ") + strsignal(WTERMSIG(wait_status))
+                                  : "exited with status " + std::to_string(WEXITSTATUS(wait_status)) + " without a record";
+      WriteFailureRecord(out_dir, entry, why + " (log: " + done.log.string() + ")",
+                         WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status));
+      record = LookupRecord(out_dir, entry);
+    }
+    ++finished;
+    std::fprintf(stderr, "[%*d/%d] %-8s %9s  %s %s%s%s\n", static_cast<int>(std::to_string(total).size()), finished,
+                 total, record.status.c_str(), Seconds(seconds).c_str(), entry.formulation.c_str(),
+                 DescribeSwept(entry).c_str(), record.status == "ok" ? "" : "  -- ",
+                 record.status == "ok" ? "" : record.message.substr(0, 160).c_str());
+  }
+  const double sweep_seconds = std::chrono::duration<double>(Clock::now() - sweep_start).count();
+
+  // The final table, and results.csv beside the runs.
+  const CollectedTable table = CollectRuns(out_dir);
+  std::map<std::string, int> counts;
+  std::printf("%5s  %-12s  %-15s  %-40s  %-8s  %9s\n", "index", "run_id", "formulation", "swept", "status", "wall");
+  for (const CollectedRun& run : table.runs) {
+    const int index = run.index.value_or(0);
+    const std::string wall = skipped.count(index) ? "skipped" : Seconds(WallSeconds(run.record, elapsed[index]));
+    std::printf("%5d  %-12s  %-15s  %-40s  %-8s  %9s\n", index, run.run_id.c_str(), run.formulation.c_str(),
+                DescribeSwept(entries[index]).c_str(), run.record.status.c_str(), wall.c_str());
+    counts[run.record.status]++;
+  }
+  std::ofstream csv(out_dir / "results.csv");
+  WriteCsv(table, csv);
+  std::string tally;
+  for (const auto& [status, count] : counts) tally += (tally.empty() ? "" : ", ") + std::to_string(count) + " " + status;
+  std::printf("sweep %s: %s in %s with -j %d; table: %s\n", sweep.name.c_str(), tally.c_str(),
+              Seconds(sweep_seconds).c_str(), options.jobs, (out_dir / "results.csv").string().c_str());
+  return total - counts["ok"];
+}
+
+}  // namespace contactlab::experiments

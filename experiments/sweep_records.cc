@@ -1,0 +1,136 @@
+#include "experiments/sweep_records.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/config.h"
+#include "experiments/run_file.h"
+
+namespace contactlab::experiments {
+
+std::filesystem::path RunFilePath(const std::filesystem::path& out_dir, const std::string& run_id) {
+  return out_dir / (run_id + ".h5");
+}
+
+std::filesystem::path FailureRecordPath(const std::filesystem::path& out_dir, const std::string& run_id) {
+  return out_dir / (run_id + ".failed.json");
+}
+
+void WriteFailureRecord(const std::filesystem::path& out_dir, const ManifestEntry& entry,
+                        const std::string& message, int exit_code) {
+  nlohmann::ordered_json record;
+  record["run_id"] = entry.run_id;
+  record["index"] = entry.index;
+  record["sweep"] = entry.sweep;
+  record["scenario"] = entry.scenario;
+  record["formulation"] = entry.formulation;
+  record["status"] = "failed";
+  record["message"] = message;
+  record["exit_code"] = exit_code;
+  std::filesystem::create_directories(out_dir);
+  const std::filesystem::path path = FailureRecordPath(out_dir, entry.run_id);
+  const std::filesystem::path partial = path.string() + ".partial";
+  {
+    std::ofstream out(partial);
+    out << record.dump(2) << "\n";
+    if (!out.flush()) throw std::runtime_error(path.string() + ": cannot write the failure record");
+  }
+  std::filesystem::rename(partial, path);
+}
+
+RunRecord LookupRecord(const std::filesystem::path& out_dir, const ManifestEntry& entry) {
+  RunRecord record;
+  const std::filesystem::path file = RunFilePath(out_dir, entry.run_id);
+  if (std::filesystem::exists(file)) {
+    try {
+      RunFileContents contents = ReadRunFile(file);
+      record.status = contents.root.count("status") ? contents.root["status"] : "ok";
+      record.message = contents.root.count("message") ? contents.root["message"] : "";
+      record.summary = std::move(contents.summary);
+      record.params = std::move(contents.params);
+      return record;
+    } catch (const std::exception& error) {
+      record.status = "failed";
+      record.message = error.what();
+      return record;
+    }
+  }
+  const std::filesystem::path failure = FailureRecordPath(out_dir, entry.run_id);
+  if (std::filesystem::exists(failure)) {
+    std::ifstream in(failure);
+    try {
+      const nlohmann::json parsed = nlohmann::json::parse(in);
+      record.status = "failed";
+      record.message = parsed.value("message", "");
+    } catch (const nlohmann::json::exception& error) {
+      record.status = "failed";
+      record.message = failure.string() + ": unreadable failure record";
+    }
+    return record;
+  }
+  record.status = "missing";
+  record.message = std::filesystem::exists(file.string() + ".partial") ? "partial file only: running or interrupted"
+                                                                          : "not run";
+  return record;
+}
+
+ResolvedRun ResolveManifestEntry(const ManifestEntry& entry) {
+  ParameterSet parameters = DeclareParameters(entry.scenario, entry.formulation);
+  const std::string origin = "manifest line " + std::to_string(entry.index);
+  for (const auto& [key, value] : entry.parameters) parameters.Set(key, value, origin);
+  const std::string run_id = RunId(ToToml(parameters, entry.scenario, entry.formulation));
+  if (run_id != entry.run_id) {
+    throw InputError(origin + ": resolves to run_id " + run_id + ", not its recorded " + entry.run_id +
+                     " (a manifest from another contactlab version?); expand the sweep again");
+  }
+  return FinishResolution(entry.scenario, entry.formulation, std::move(parameters));
+}
+
+bool IsRunComplete(const std::filesystem::path& out_dir, const ResolvedRun& run) {
+  const std::filesystem::path file = RunFilePath(out_dir, run.run_id);
+  if (!std::filesystem::exists(file)) return false;
+  try {
+    const RunFileContents contents = ReadRunFile(file);
+    const auto id = contents.root.find("run_id");
+    return id != contents.root.end() && id->second == run.run_id && contents.config == run.toml;
+  } catch (const std::exception&) {
+    return false;  // unreadable: run it again
+  }
+}
+
+ManifestRunResult RunManifestEntry(const std::filesystem::path& manifest, int index,
+                                   const std::filesystem::path& out_dir, bool quiet) {
+  // A line that cannot be read has no run_id to record a failure under.
+  const ManifestEntry entry = ReadManifestEntry(manifest, index);
+  ManifestRunResult result;
+  result.file = RunFilePath(out_dir, entry.run_id);
+  try {
+    const ResolvedRun run = ResolveManifestEntry(entry);
+    if (IsRunComplete(out_dir, run)) {
+      const RunRecord record = LookupRecord(out_dir, entry);
+      result.skipped = true;
+      result.status = record.status;
+      result.message = record.message;
+      std::fprintf(stderr, "contactlab: %s is complete (status %s); skipped\n", result.file.string().c_str(),
+                   record.status.c_str());
+      return result;
+    }
+    const RunOutcome outcome = ExecuteResolvedRun(run, result.file.string(), quiet);
+    result.status = outcome.status == RunStatus::kOk ? "ok" : "diverged";
+    result.message = outcome.message;
+  } catch (const InputError& error) {
+    WriteFailureRecord(out_dir, entry, error.what(), 2);
+    throw;
+  } catch (const std::exception& error) {
+    WriteFailureRecord(out_dir, entry, std::string("internal error: ") + error.what(), 1);
+    throw;
+  }
+  std::error_code ignored;
+  std::filesystem::remove(FailureRecordPath(out_dir, entry.run_id), ignored);
+  return result;
+}
+
+}  // namespace contactlab::experiments
