@@ -1,0 +1,172 @@
+"""Sweeps end to end with the real binary: expand -> run -> collect on a 4-run sweep with
+one invalid run, resume, the Slurm array script, and collect without a manifest."""
+
+import csv
+import io
+import json
+import os
+import subprocess
+
+import h5py
+import pytest
+
+from conftest import REPO_ROOT
+
+SCENE = REPO_ROOT / "data" / "scenes" / "ball_on_slope.toml"
+
+# Four short runs (two steps each); the last asks for mu = -1, which the run must record as
+# failed while the others complete.
+SMALL_SWEEP = f"""
+[sweep]
+name = "small"
+scenario = "ball_on_slope"
+config = "{SCENE}"
+
+[base]
+duration = 0.02
+
+[[zip]]
+formulation = ["sap", "sap", "quasi_newton", "quasi_newton"]
+mu = [0.0, 0.3, 0.3, -1.0]
+"""
+
+
+def contactlab(binary, *arguments, check=True, env=None):
+    result = subprocess.run([binary, *map(str, arguments)], capture_output=True, text=True,
+                            env=env, timeout=600)
+    if check and result.returncode != 0:
+        raise AssertionError(f"contactlab {' '.join(map(str, arguments))} exited "
+                             f"{result.returncode}:\n{result.stderr}")
+    return result
+
+
+def read_csv(text):
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+@pytest.fixture
+def sweep_file(tmp_path):
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL_SWEEP)
+    return path
+
+
+def test_expand_run_collect(contactlab_bin, sweep_file, tmp_path):
+    expanded = contactlab(contactlab_bin, "sweep", "expand", sweep_file)
+    lines = [json.loads(line) for line in expanded.stdout.splitlines()]
+    assert [line["index"] for line in lines] == [0, 1, 2, 3]
+    assert [line["formulation"] for line in lines] == ["sap", "sap", "quasi_newton", "quasi_newton"]
+    assert [line["swept"]["mu"] for line in lines] == [0.0, 0.3, 0.3, -1.0]
+    assert len({line["run_id"] for line in lines}) == 4
+    assert "run 3" in expanded.stderr and "'mu'" in expanded.stderr  # warned, still listed
+    # Expanding again gives the same manifest, byte for byte.
+    assert contactlab(contactlab_bin, "sweep", "expand", sweep_file).stdout == expanded.stdout
+
+    out = tmp_path / "out"
+    executed = contactlab(contactlab_bin, "sweep", "run", sweep_file, "-j", "2", "--out-dir", out)
+    assert "3 ok" in executed.stdout and "1 failed" in executed.stdout
+    assert (out / "manifest.jsonl").read_text() == expanded.stdout
+
+    rows = read_csv((out / "results.csv").read_text())
+    assert [row["run_id"] for row in rows] == [line["run_id"] for line in lines]
+    assert [row["status"] for row in rows] == ["ok", "ok", "ok", "failed"]
+    assert "'mu'" in rows[3]["message"]
+    assert rows[3]["wall_s"] == ""
+    assert [row["mu"] for row in rows] == ["0.0", "0.3", "0.3", "-1.0"]
+    for row, line in zip(rows[:3], lines[:3]):
+        assert row["steps"] == "2"
+        assert float(row["wall_s"]) > 0.0
+        assert row["regime"] in ("roll", "slip")
+        with h5py.File(out / f"{line['run_id']}.h5", "r") as run:
+            assert run.attrs["run_id"] == line["run_id"]
+            assert run.attrs["status"] == "ok"
+            assert run["params"].attrs["mu"] == line["swept"]["mu"]
+    assert not (out / f"{lines[3]['run_id']}.h5").exists()
+    failure = json.loads((out / f"{lines[3]['run_id']}.failed.json").read_text())
+    assert failure["status"] == "failed" and failure["exit_code"] == 2
+    # collect prints the same table the executor wrote.
+    assert contactlab(contactlab_bin, "collect", out).stdout == (out / "results.csv").read_text()
+
+
+def test_resume_skips_complete_runs_and_reruns_the_rest(contactlab_bin, sweep_file, tmp_path):
+    out = tmp_path / "out"
+    contactlab(contactlab_bin, "sweep", "run", sweep_file, "-j", "2", "--out-dir", out)
+    lines = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
+    files = [out / f"{line['run_id']}.h5" for line in lines[:3]]
+    stamps = [file.stat().st_mtime_ns for file in files]
+
+    # One run by index: complete, so skipped and untouched.
+    single = contactlab(contactlab_bin, "run", "--manifest", out / "manifest.jsonl", "--index", "1",
+                        "--out-dir", out)
+    assert "skipped" in single.stderr
+    assert files[1].stat().st_mtime_ns == stamps[1]
+
+    # A file under run 0's name that holds another configuration is not "complete".
+    files[0].unlink()
+    files[2].rename(files[0])
+    again = contactlab(contactlab_bin, "sweep", "run", sweep_file, "-j", "1", "--out-dir", out)
+    assert "1 runs already complete" in again.stderr
+    assert files[1].stat().st_mtime_ns == stamps[1]
+    with h5py.File(files[0], "r") as run:
+        assert run.attrs["run_id"] == lines[0]["run_id"]
+    assert files[2].exists()
+    rows = read_csv((out / "results.csv").read_text())
+    assert [row["status"] for row in rows] == ["ok", "ok", "ok", "failed"]
+
+    # The invalid run exits 2 by itself too, and stays recorded as failed.
+    invalid = contactlab(contactlab_bin, "run", "--manifest", out / "manifest.jsonl", "--index", "3",
+                         "--out-dir", out, check=False)
+    assert invalid.returncode == 2
+    assert len(invalid.stderr.strip().splitlines()) == 1 and "'mu'" in invalid.stderr
+    # An index past the end is an input error that names the index.
+    beyond = contactlab(contactlab_bin, "run", "--manifest", out / "manifest.jsonl", "--index", "4",
+                        "--out-dir", out, check=False)
+    assert beyond.returncode == 2 and "--index 4" in beyond.stderr
+
+
+def test_slurm_script_selects_the_array_task_line(contactlab_bin, sweep_file, tmp_path):
+    out = tmp_path / "cluster"
+    written = contactlab(contactlab_bin, "sweep", "slurm", sweep_file, "--out-dir", out,
+                         "--max-concurrent", "3")
+    script = out / "sweep.slurm"
+    assert "sbatch" in written.stdout
+    text = script.read_text()
+    assert "#SBATCH --array=0-3%3\n" in text
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+    assert (out / "logs").is_dir()  # Slurm does not create the --output folder
+    lines = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
+
+    env = dict(os.environ, SLURM_ARRAY_TASK_ID="2", CONTACTLAB=contactlab_bin)
+    task = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert task.returncode == 0, task.stderr
+    produced = sorted(path.name for path in out.glob("*.h5"))
+    assert produced == [f"{lines[2]['run_id']}.h5"]
+
+    # Without an array index the script refuses to run.
+    env.pop("SLURM_ARRAY_TASK_ID")
+    refused = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env)
+    assert refused.returncode != 0 and "SLURM_ARRAY_TASK_ID" in refused.stderr
+
+    rows = read_csv(contactlab(contactlab_bin, "collect", out).stdout)
+    assert [row["status"] for row in rows] == ["missing", "missing", "ok", "missing"]
+
+
+def test_collect_without_manifest_infers_the_swept_keys(contactlab_bin, tmp_path):
+    out = tmp_path / "plain"
+    for mu in ("0.1", "0.4"):
+        contactlab(contactlab_bin, "run", "ball_on_slope", "-f", "sap", "-c", SCENE, "--set",
+                   "duration=0.02", "--set", f"mu={mu}", "-o", out / f"mu{mu}.h5", "-q")
+    rows = read_csv(contactlab(contactlab_bin, "collect", out).stdout)
+    assert sorted(row["mu"] for row in rows) == ["0.1", "0.4"]
+    assert "dt" not in rows[0]  # equal in both runs: not a swept key
+    assert all(row["status"] == "ok" and row["index"] == "" for row in rows)
+
+
+def test_bad_sweep_file_is_one_line_error(contactlab_bin, tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text(SMALL_SWEEP.replace("mu = [", "friction = ["))
+    result = contactlab(contactlab_bin, "sweep", "run", path, "--out-dir", tmp_path / "never",
+                        check=False)
+    assert result.returncode == 2
+    assert "'friction'" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "never").exists()

@@ -1,0 +1,268 @@
+// Sweep files: the product of axes and zipped axes, keys of other formulations, stable and
+// distinct run_ids, manifest lines that round-trip exactly, errors that name the key, the
+// CSV table and the Slurm script.
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "experiments/collect.h"
+#include "experiments/run_driver.h"
+#include "experiments/slurm_script.h"
+#include "experiments/sweep.h"
+#include "experiments/sweep_records.h"
+
+namespace contactlab::experiments {
+namespace {
+
+const std::string kScene = std::string(CONTACTLAB_SOURCE_DIR) + "/data/scenes/ball_on_slope.toml";
+
+// Writes a sweep file into a fresh temporary folder and returns its path.
+std::filesystem::path WriteSweep(const std::string& name, const std::string& text) {
+  const auto directory = std::filesystem::temp_directory_path() / "contactlab_sweep_test";
+  std::filesystem::create_directories(directory);
+  const auto path = directory / (name + ".toml");
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string Header(const std::string& extra = "") {
+  return "[sweep]\nscenario = \"ball_on_slope\"\nconfig = \"" + kScene + "\"\n" + extra;
+}
+
+ParameterValue SweptValue(const ManifestEntry& entry, const std::string& key) {
+  for (const auto& [swept_key, value] : entry.swept) {
+    if (swept_key == key) return value;
+  }
+  ADD_FAILURE() << "key " << key << " not swept in run " << entry.index;
+  return ParameterValue(false);
+}
+
+bool HasSwept(const ManifestEntry& entry, const std::string& key) {
+  for (const auto& [swept_key, value] : entry.swept) {
+    if (swept_key == key) return true;
+  }
+  return false;
+}
+
+TEST(Sweep, ProductOfAxesInFileOrderFirstSlowest) {
+  const auto file = WriteSweep("product", Header("formulation = \"sap\"\n") +
+                                              "[base]\nduration = 0.1\n"
+                                              "[axes]\nmu = [0.0, 0.3, 0.6]\n"
+                                              "[[zip]]\ndt = [0.02, 0.01]\ngrid_spacing = [0.25, 0.2]\n");
+  const SweepDefinition sweep = LoadSweep(file);
+  EXPECT_EQ(sweep.name, "product");  // the file stem when [sweep] has no name
+  const auto entries = ExpandSweep(sweep);
+  ASSERT_EQ(entries.size(), 6u);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i].index, static_cast<int>(i));
+    EXPECT_EQ(entries[i].formulation, "sap");
+    // mu varies slowest (it comes first), the zipped pair fastest and together.
+    EXPECT_EQ(std::get<double>(SweptValue(entries[i], "mu")), (std::vector<double>{0.0, 0.3, 0.6})[i / 2]);
+    const double dt = std::get<double>(SweptValue(entries[i], "dt"));
+    const double h = std::get<double>(SweptValue(entries[i], "grid_spacing"));
+    EXPECT_EQ(dt, i % 2 == 0 ? 0.02 : 0.01);
+    EXPECT_EQ(h, i % 2 == 0 ? 0.25 : 0.2);
+  }
+  // Every line carries the whole configuration: base, scene file and defaults included.
+  bool found_duration = false, found_radius = false;
+  for (const auto& [key, value] : entries[0].parameters) {
+    if (key == "duration") found_duration = std::get<double>(value) == 0.1;
+    if (key == "radius") found_radius = std::get<double>(value) == 0.5;
+  }
+  EXPECT_TRUE(found_duration);
+  EXPECT_TRUE(found_radius);
+}
+
+TEST(Sweep, RunIdsAreStableDistinctAndMatchAPlainRun) {
+  const auto file = WriteSweep("ids", Header() +
+                                          "[axes]\nformulation = [\"sap\", \"penalty\"]\nmu = [0.0, 0.3]\n");
+  const auto first = ExpandSweep(LoadSweep(file));
+  const auto second = ExpandSweep(LoadSweep(file));
+  ASSERT_EQ(first.size(), 4u);
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(first[i].run_id, second[i].run_id);
+    EXPECT_EQ(first[i].run_id.size(), 12u);
+    ids.insert(first[i].run_id);
+  }
+  EXPECT_EQ(ids.size(), 4u);
+  // The run_id is the one `contactlab run` records for the same configuration.
+  RunRequest request;
+  request.scenario = "ball_on_slope";
+  request.formulation = "penalty";
+  request.config_file = kScene;
+  request.overrides = {"mu=0.3"};
+  EXPECT_EQ(ResolveRun(request).run_id, first[3].run_id);
+  EXPECT_EQ(ResolveManifestEntry(first[3]).run_id, first[3].run_id);
+}
+
+TEST(Sweep, KeysOfAnotherFormulationDoNotApplyAndDuplicatesAreDropped) {
+  // substeps is not zipped with the formulation: sap would get two identical runs.
+  const auto file = WriteSweep("foreign", Header() +
+                                              "[base.quasi_newton]\nrelative_tolerance = 1e-3\n"
+                                              "[axes]\nformulation = [\"sap\", \"quasi_newton\"]\n"
+                                              "\"quasi_newton.substeps\" = [10, 20]\n");
+  std::vector<std::string> warnings;
+  const auto entries = ExpandSweep(LoadSweep(file), &warnings);
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[0].formulation, "sap");
+  EXPECT_FALSE(HasSwept(entries[0], "quasi_newton.substeps"));
+  for (const auto& [key, value] : entries[0].parameters) EXPECT_NE(key.rfind("quasi_newton.", 0), 0u) << key;
+  EXPECT_EQ(entries[1].formulation, "quasi_newton");
+  EXPECT_EQ(std::get<std::int64_t>(SweptValue(entries[1], "quasi_newton.substeps")), 10);
+  EXPECT_EQ(std::get<std::int64_t>(SweptValue(entries[2], "quasi_newton.substeps")), 20);
+  bool tolerance_applied = false;
+  for (const auto& [key, value] : entries[2].parameters) {
+    if (key == "quasi_newton.relative_tolerance") tolerance_applied = std::get<double>(value) == 1e-3;
+  }
+  EXPECT_TRUE(tolerance_applied);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("1 combinations repeat"), std::string::npos) << warnings[0];
+}
+
+TEST(Sweep, InvalidValuesAreWarnedAboutButStillListed) {
+  const auto file = WriteSweep("invalid", Header("formulation = \"sap\"\n") + "[axes]\nmu = [0.3, -1.0]\n");
+  std::vector<std::string> warnings;
+  const auto entries = ExpandSweep(LoadSweep(file), &warnings);
+  ASSERT_EQ(entries.size(), 2u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("run 1"), std::string::npos);
+  EXPECT_NE(warnings[0].find("'mu'"), std::string::npos);
+  EXPECT_NO_THROW(ResolveManifestEntry(entries[0]));
+  EXPECT_THROW(ResolveManifestEntry(entries[1]), InputError);
+}
+
+struct BadSweepCase {
+  std::string text;
+  std::string expected_fragment;
+};
+
+class BadSweep : public testing::TestWithParam<BadSweepCase> {};
+
+TEST_P(BadSweep, OneLineErrorNamesTheKey) {
+  const auto file = WriteSweep("bad", GetParam().text);
+  try {
+    ExpandSweep(LoadSweep(file));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find(GetParam().expected_fragment), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Errors, BadSweep,
+    testing::Values(
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[axes]\nfriction = [0.1]\n", "'friction'"},
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[axes]\nmu = []\n", "'mu'"},
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[axes]\nmu = 0.3\n", "'mu'"},
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[axes]\nmu = [\"high\"]\n", "'mu'"},
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[[zip]]\nmu = [0.1, 0.2]\ndt = [0.01]\n", "'dt'"},
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[axes]\nmu = [0.1]\n[[zip]]\nmu = [0.2]\n", "'mu'"},
+        BadSweepCase{Header() + "[axes]\nmu = [0.1]\n", "formulation"},
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[axes]\nformulation = [\"sap\"]\n", "formulation"},
+        BadSweepCase{Header() + "[axes]\nformulation = [\"magic\"]\n", "magic"},
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[axis]\nmu = [0.1]\n", "'axis'"},
+        BadSweepCase{Header("formulation = \"sap\"\ncolour = \"red\"\n"), "'colour'"},
+        BadSweepCase{"[sweep]\nformulation = \"sap\"\n", "'scenario'"},
+        BadSweepCase{"[sweep]\nscenario = \"ball_on_slope\"\nformulation = \"sap\"\nconfig = \"nowhere.toml\"\n",
+                     "nowhere.toml"}));
+
+TEST(Manifest, LinesRoundTripExactly) {
+  ManifestEntry entry;
+  entry.index = 7;
+  entry.run_id = "0123456789ab";
+  entry.sweep = "s";
+  entry.scenario = "ball_on_slope";
+  entry.formulation = "sap";
+  entry.swept = {{"mu", 0.1 + 0.2}, {"quasi_newton.substeps", std::int64_t{20}}};
+  entry.parameters = {{"a", true}, {"b", std::int64_t{-3}}, {"c", 1e-300}, {"d", std::string("x \"y\"")},
+                      {"e", 100000000.0}};
+  const ManifestEntry back = FromJsonLine(ToJsonLine(entry), "test");
+  EXPECT_EQ(ToJsonLine(entry).find('\n'), std::string::npos);
+  EXPECT_EQ(back.index, 7);
+  EXPECT_EQ(back.run_id, entry.run_id);
+  ASSERT_EQ(back.swept.size(), 2u);
+  EXPECT_EQ(back.swept[0].first, "mu");  // axis order is kept
+  EXPECT_EQ(std::get<double>(back.swept[0].second), 0.1 + 0.2);
+  EXPECT_EQ(std::get<std::int64_t>(back.swept[1].second), 20);
+  std::map<std::string, ParameterValue> parameters(back.parameters.begin(), back.parameters.end());
+  EXPECT_EQ(std::get<bool>(parameters["a"]), true);
+  EXPECT_EQ(std::get<std::int64_t>(parameters["b"]), -3);
+  EXPECT_EQ(std::get<double>(parameters["c"]), 1e-300);
+  EXPECT_EQ(std::get<std::string>(parameters["d"]), "x \"y\"");
+  EXPECT_EQ(std::get<double>(parameters["e"]), 1e8);  // a real stays real
+  EXPECT_THROW(FromJsonLine("{\"index\": 1}", "test"), InputError);
+  EXPECT_THROW(FromJsonLine("not json", "test"), InputError);
+}
+
+TEST(Manifest, ReadsTheRequestedLine) {
+  const auto file = WriteSweep("lines", Header("formulation = \"sap\"\n") + "[axes]\nmu = [0.0, 0.1, 0.2]\n");
+  const auto entries = ExpandSweep(LoadSweep(file));
+  const auto manifest = file.parent_path() / "lines.jsonl";
+  WriteManifest(manifest, entries);
+  EXPECT_EQ(ReadManifest(manifest).size(), 3u);
+  EXPECT_EQ(ReadManifestEntry(manifest, 2).run_id, entries[2].run_id);
+  try {
+    ReadManifestEntry(manifest, 3);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("--index 3"), std::string::npos) << error.what();
+  }
+  EXPECT_THROW(ReadManifestEntry(manifest, -1), InputError);
+}
+
+TEST(Collect, CsvQuotesFieldsAndPrefixesCollidingSummaryNames) {
+  CollectedTable table;
+  table.swept_keys = {"mu"};
+  CollectedRun run;
+  run.run_id = "aaaaaaaaaaaa";
+  run.index = 0;
+  run.sweep = "s";
+  run.scenario = "ball_on_slope";
+  run.formulation = "sap";
+  run.swept["mu"] = 0.3;
+  run.record.status = "failed";
+  run.record.message = "key 'mu', \"quoted\"\nsecond line";
+  run.record.summary = {{"mu", 1.5}, {"error_vs_analytic", 0.25}, {"steps", std::int64_t{3}}, {"wall_s", 0.5}};
+  table.runs.push_back(run);
+  CollectedRun missing;
+  missing.run_id = "bbbbbbbbbbbb";
+  missing.index = 1;
+  missing.record.status = "missing";
+  table.runs.push_back(missing);
+  std::ostringstream csv;
+  WriteCsv(table, csv);
+  EXPECT_EQ(csv.str(),
+            "run_id,index,sweep,scenario,formulation,mu,status,message,steps,wall_s,error_vs_analytic,summary.mu\n"
+            "aaaaaaaaaaaa,0,s,ball_on_slope,sap,0.3,failed,\"key 'mu', \"\"quoted\"\"\nsecond line\",3,0.5,0.25,1.5\n"
+            "bbbbbbbbbbbb,1,,,,,missing,,,,,\n");
+}
+
+TEST(Slurm, ArrayCoversTheManifestAndRejectsUnquotableValues) {
+  const auto file = WriteSweep("slurm", Header("formulation = \"sap\"\n") + "[axes]\nmu = [0.0, 0.1, 0.2]\n");
+  const SweepDefinition sweep = LoadSweep(file);
+  SlurmOptions options;
+  options.out_dir = "/shared/runs";
+  options.executable = "/opt/contactlab/bin/contactlab";
+  options.max_concurrent = 2;
+  const std::string script = SlurmArrayScript(sweep, 3, options);
+  EXPECT_EQ(script.rfind("#!/bin/bash\n", 0), 0u);
+  EXPECT_NE(script.find("#SBATCH --array=0-2%2\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("--index \"$SLURM_ARRAY_TASK_ID\""), std::string::npos);
+  EXPECT_NE(script.find("'/shared/runs/manifest.jsonl'"), std::string::npos);
+  // Every #SBATCH line comes before the first command, or Slurm ignores it.
+  EXPECT_LT(script.rfind("#SBATCH"), script.find("set -euo pipefail"));
+  options.time_limit = "1 hour";
+  EXPECT_THROW(SlurmArrayScript(sweep, 3, options), InputError);
+  options.time_limit = "01:00:00";
+  EXPECT_THROW(SlurmArrayScript(sweep, 0, options), InputError);
+}
+
+}  // namespace
+}  // namespace contactlab::experiments
