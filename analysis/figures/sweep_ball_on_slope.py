@@ -5,8 +5,10 @@
 RESULTS.csv is the table of ``contactlab collect`` (or ``contactlab sweep run``) for
 data/sweeps/ball_on_slope.toml, or the directory holding it. Log-log, one line per
 formulation, one column of panels per μ (titled with the regime, roll or slip). Top row: the
-summary's max_rel_error_velocity (speed along the slope, t ≥ 0.2 s); bottom row, when the
-table has it: error_vs_analytic (displacement). The dashed grey line has slope one (first
+summary's max_rel_error_velocity (speed along the slope, t ≥ 0.2 s); then, when the table
+has them: error_vs_analytic (displacement) and the spin error |ωR/v − expected| at the end of
+the run. At 45° and μ = 0.3 a sliding ball accelerates at 0.70 g sinθ and a rolling one at
+0.71 g sinθ, so the speed alone cannot tell rolling from sliding; the spin row can. The dashed grey line has slope one (first
 order in Δt). Runs that did not finish ok (diverged, failed, missing) or have no value are
 drawn as markers at the top edge of their panel, in their formulation's colour, shaped by
 their status (see the legend, which counts them).
@@ -28,7 +30,9 @@ from ._sweep_plot import (X_LABEL, convergence_panel, extra_dimensions,  # noqa:
 SCENARIO = "ball_on_slope"
 PANEL_KEY = "mu"
 METRICS = (("max_rel_error_velocity", "max. rel. error of the speed\n(t ≥ 0.2 s)"),
-           ("error_vs_analytic", "max. rel. error of the displacement\n(t ≥ 0.2 s)"))
+           ("error_vs_analytic", "max. rel. error of the displacement\n(t ≥ 0.2 s)"),
+           ("spin_error", "spin error |ωR/v − expected|\n(end of run)"))
+SPIN_COLUMNS = ("final_spin_ratio", "expected_spin_ratio")
 REQUIRED = (METRICS[0][0],)
 
 
@@ -39,10 +43,23 @@ def _regime(table):
     return "/".join(regimes)
 
 
+def _has(table, name):
+    return name in table or f"summary.{name}" in table
+
+
+def _metric(table, name):
+    """The values of one metric row: a summary column, or the derived spin error."""
+    if name == "spin_error":
+        final, expected = (summary_column(table, column) for column in SPIN_COLUMNS)
+        return np.abs(final - expected)
+    return summary_column(table, name)
+
+
 def plot(table, out):
     """Draw the figure for the ball_on_slope rows of ``table`` (a ResultsTable) into ``out``."""
     metrics = [(name, label) for name, label in METRICS
-               if name == REQUIRED[0] or name in table or f"summary.{name}" in table]
+               if name == REQUIRED[0] or _has(table, name)
+               or (name == "spin_error" and all(_has(table, column) for column in SPIN_COLUMNS))]
     panel_values = ordered(table[PANEL_KEY]) if PANEL_KEY in table else [None]
     panel_keys = [PANEL_KEY] if PANEL_KEY in table else []
     groups = line_groups(table, extra_dimensions(table, panel_keys))
@@ -52,7 +69,7 @@ def plot(table, out):
                              squeeze=False)
     seen = {}
     for row, (name, label) in enumerate(metrics):
-        values = summary_column(table, name)
+        values = _metric(table, name)
         drawn, counts = [], {}
         for column, value in enumerate(panel_values):
             ax = axes[row][column]
