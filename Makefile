@@ -2,13 +2,14 @@
 #   make demo   install deps, build Release, run the ball-on-slope demo, write the figure
 #   make test   install deps, build, run every C++ and Python test
 #   make validate  the long validation runs of the sap formulation (results/validate/sap)
+#   make sweeps the example sweeps (data/sweeps) and their figures (results/sweeps, results/figures)
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 PYTHON ?= /usr/bin/python3
 CONTACTLAB := $(BUILD_DIR)/experiments/contactlab
 
-.PHONY: all deps configure build test demo validate bench clean
+.PHONY: all deps configure build test demo validate sweeps bench clean
 
 all: build
 
@@ -30,6 +31,14 @@ demo: build
 
 validate: build
 	CONTACTLAB_BIN=$(abspath $(CONTACTLAB)) PYTHON=$(PYTHON) ./scripts/validate-sap
+
+sweeps: build
+	@mkdir -p results/figures
+	for sweep in ball_on_slope squeezed_cube; do \
+	  $(CONTACTLAB) sweep run data/sweeps/$$sweep.toml -j $(JOBS) --out-dir results/sweeps/$$sweep && \
+	  $(PYTHON) -m analysis.figures.sweep_$$sweep results/sweeps/$$sweep --out results/figures/sweep_$$sweep.png \
+	  || exit 1; \
+	done
 
 bench: build
 	OMP_NUM_THREADS=1 $(BUILD_DIR)/tests/bench_explicit_substep
