@@ -11,6 +11,7 @@
 #include "experiments/progress.h"
 #include "experiments/run_recorder.h"
 #include "experiments/scenario.h"
+#include "experiments/snapshots.h"
 
 #ifndef CONTACTLAB_GIT_COMMIT
 #define CONTACTLAB_GIT_COMMIT "unknown"
@@ -46,12 +47,27 @@ std::string FindNonFiniteState(const World& world) {
   return "";
 }
 
+// What a run writes besides its observables; declared for every scenario and formulation.
+std::vector<ParameterSpec> OutputParameterSpecs() {
+  return {
+      {"output.snapshot_every", std::int64_t{0}, "steps",
+       "Write particle and body snapshots (/snapshots, with an XDMF sidecar) at step 0, every this many "
+       "steps and at the last step; 0 writes none, since snapshots are large.",
+       NonNegative()},
+      {"output.snapshot_fields", std::string(""), "",
+       "Comma-separated optional per-particle snapshot fields: velocity, deformation_gradient, "
+       "plastic_strain (positions are always written).",
+       SnapshotFieldsCheck()},
+  };
+}
+
 }  // namespace
 
 ParameterSet DeclareParameters(const std::string& scenario, const std::string& formulation) {
   ParameterSet parameters;
   parameters.Declare(FindScenario(scenario).parameters);
   parameters.Declare(FindFormulation(formulation).parameters);
+  parameters.Declare(OutputParameterSpecs());
   return parameters;
 }
 
@@ -93,6 +109,8 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   const double dt = parameters.GetDouble("dt");
   const double duration = parameters.GetDouble("duration");
   const int total_steps = std::max(1, static_cast<int>(std::llround(duration / dt)));
+  const std::int64_t snapshot_every = parameters.GetInt("output.snapshot_every");
+  const SnapshotFields snapshot_fields = ParseSnapshotFields(parameters.GetString("output.snapshot_fields"));
 
   // 2. Record.
   const std::filesystem::path output(output_path);
@@ -107,6 +125,16 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   recorder.SetRootAttribute("started_utc", UtcNow());
   recorder.SetConfiguration(resolved, parameters);
   scenario->DeclareObservables(recorder);
+  recorder.SetBodies(DescribeBodies(world));
+  // Snapshots: step 0, every `snapshot_every` steps, and the last completed step (also when
+  // the run diverged on a non-finite state, which is then written as is). A step the
+  // formulation abandoned mid-way (SimulationDiverged) leaves no consistent state to write.
+  std::int64_t last_snapshot_step = -1;
+  const auto take_snapshot = [&](std::int64_t step) {
+    recorder.AppendSnapshot(CaptureSnapshot(step, world.time, world, snapshot_fields));
+    last_snapshot_step = step;
+  };
+  if (snapshot_every > 0) take_snapshot(0);
 
   StepReport initial_report;
   initial_report.contact_wrench.resize(world.bodies.size());
@@ -115,6 +143,7 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   ProgressReporter progress(run.scenario + "/" + run.formulation, total_steps * dt, quiet);
   RunOutcome outcome;
   const auto run_start = std::chrono::steady_clock::now();
+  bool abandoned_step = false;  // the world holds a half-done step
   for (int step = 1; step <= total_steps; ++step) {
     const auto step_start = std::chrono::steady_clock::now();
     StepReport report;
@@ -123,6 +152,7 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
     } catch (const SimulationDiverged& diverged) {
       outcome.status = RunStatus::kDiverged;
       outcome.message = diverged.what();
+      abandoned_step = true;
       break;
     }
     const double step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
@@ -137,7 +167,11 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
       break;
     }
     scenario->Observe(world, report, recorder);
+    if (snapshot_every > 0 && step % snapshot_every == 0) take_snapshot(step);
     progress.Update(world.time, step, total_steps);
+  }
+  if (snapshot_every > 0 && outcome.steps != last_snapshot_step && !abandoned_step) {
+    take_snapshot(outcome.steps);
   }
   outcome.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
 

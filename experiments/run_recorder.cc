@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <stdexcept>
 #include <system_error>
 #include <type_traits>
@@ -137,6 +138,18 @@ void WriteNumberAttribute(hid_t location, const std::string& name, T value) {
   WriteRawAttribute(location, name, file_type, memory_type, &value);
 }
 
+// A one-dimensional float64 attribute (a position, a quaternion).
+void WriteArrayAttribute(hid_t location, const std::string& name, const std::vector<double>& values) {
+  const std::string what = "attribute '" + name + "'";
+  const hsize_t size = values.size();
+  Handle space(Check(H5Screate_simple(1, &size, nullptr), location, what), H5Sclose);
+  Handle attribute(Check(H5Acreate2(location, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
+                                    H5P_DEFAULT),
+                         location, what),
+                   H5Aclose);
+  Check(H5Awrite(attribute.get(), H5T_NATIVE_DOUBLE, values.data()), location, what);
+}
+
 // A parameter or summary value as the schema stores it: bool as int8 0/1, int64, float64,
 // or string.
 void WriteValueAttribute(hid_t location, const std::string& name, const AttributeValue& value) {
@@ -203,6 +216,68 @@ void WriteSeriesGroup(hid_t file, const std::string& group_name, const auto& tab
   }
 }
 
+// /bodies: one group per body (/bodies/<i>, i its row in the snapshots' body arrays) with one
+// group per geometry (/bodies/<i>/<j>).
+void WriteBodies(hid_t file, const std::vector<BodyDescription>& bodies) {
+  const Handle group = CreateGroup(file, "bodies");
+  WriteNumberAttribute(group.get(), "count", static_cast<std::int64_t>(bodies.size()));
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    const BodyDescription& body = bodies[i];
+    const Handle body_group = CreateGroup(group.get(), std::to_string(i));
+    WriteStringAttribute(body_group.get(), "name", body.name);
+    WriteStringAttribute(body_group.get(), "motion", body.motion);
+    WriteNumberAttribute(body_group.get(), "geometry_count",
+                         static_cast<std::int64_t>(body.geometries.size()));
+    for (std::size_t j = 0; j < body.geometries.size(); ++j) {
+      const GeometryDescription& geometry = body.geometries[j];
+      const Handle geometry_group = CreateGroup(body_group.get(), std::to_string(j));
+      WriteStringAttribute(geometry_group.get(), "shape", geometry.shape);
+      WriteArrayAttribute(geometry_group.get(), "position", geometry.position);
+      WriteArrayAttribute(geometry_group.get(), "orientation", geometry.orientation);
+      if (geometry.shape == "box") {
+        WriteArrayAttribute(geometry_group.get(), "half_extents", geometry.half_extents);
+      }
+      if (geometry.shape == "sphere" || geometry.shape == "cylinder") {
+        WriteNumberAttribute(geometry_group.get(), "radius", geometry.radius);
+      }
+      if (geometry.shape == "cylinder") {
+        WriteNumberAttribute(geometry_group.get(), "half_height", geometry.half_height);
+      }
+    }
+  }
+}
+
+// /snapshots: one group per snapshot (/snapshots/<k>) with its attributes and datasets.
+void WriteSnapshots(hid_t file, const std::vector<Snapshot>& snapshots) {
+  const Handle group = CreateGroup(file, "snapshots");
+  WriteNumberAttribute(group.get(), "count", static_cast<std::int64_t>(snapshots.size()));
+  for (std::size_t k = 0; k < snapshots.size(); ++k) {
+    const Snapshot& snapshot = snapshots[k];
+    const Handle snapshot_group = CreateGroup(group.get(), std::to_string(k));
+    WriteNumberAttribute(snapshot_group.get(), "time", snapshot.time);
+    WriteNumberAttribute(snapshot_group.get(), "step", snapshot.step);
+    const hsize_t n = snapshot.particles;
+    const hsize_t b = snapshot.bodies;
+    WriteDataset(snapshot_group.get(), "position", snapshot.position, {n, 3});
+    if (!snapshot.velocity.empty()) WriteDataset(snapshot_group.get(), "velocity", snapshot.velocity, {n, 3});
+    if (!snapshot.deformation_gradient.empty()) {
+      WriteDataset(snapshot_group.get(), "deformation_gradient", snapshot.deformation_gradient, {n, 9});
+    }
+    if (!snapshot.plastic_strain.empty()) {
+      WriteDataset(snapshot_group.get(), "plastic_strain", snapshot.plastic_strain, {n});
+    }
+    WriteDataset(snapshot_group.get(), "body_position", snapshot.body_position, {b, 3});
+    WriteDataset(snapshot_group.get(), "body_orientation", snapshot.body_orientation, {b, 4});
+  }
+  // The sidecar's Polyvertex connectivity, 0..n-1 for each particle and body count n.
+  const Handle xdmf = CreateGroup(file, "xdmf");
+  for (const std::size_t count : PolyvertexCounts(snapshots)) {
+    std::vector<std::int64_t> indices(count);
+    for (std::size_t i = 0; i < count; ++i) indices[i] = static_cast<std::int64_t>(i);
+    WriteDataset1D(file, PolyvertexDataset(count), indices);
+  }
+}
+
 // Adds an empty series to `table`; `kind` ("time series", "analytic series") names it in
 // errors. Names become HDF5 group names and columns are stored comma-joined, so both are
 // checked here rather than failing at Finish.
@@ -234,11 +309,18 @@ RunRecorder::~RunRecorder() {
   if (!finished_) {
     std::error_code ignored;
     std::filesystem::remove(partial_path(), ignored);
+    std::filesystem::remove(std::filesystem::path(xdmf_path()).concat(".partial"), ignored);
   }
 }
 
 std::filesystem::path RunRecorder::partial_path() const {
   return std::filesystem::path(final_path_).concat(".partial");
+}
+
+std::filesystem::path RunRecorder::xdmf_path() const {
+  std::filesystem::path xdmf = std::filesystem::path(final_path_).replace_extension(".xdmf");
+  // Never the run file itself (a run file named "RUN.xdmf").
+  return xdmf == final_path_ ? std::filesystem::path(final_path_).concat(".xdmf") : xdmf;
 }
 
 void RunRecorder::SetRootAttribute(const std::string& name, const std::string& value) {
@@ -301,6 +383,30 @@ void RunRecorder::AppendSolverLog(double time, const StepReport& report, double 
   solver_log_.back().report.contact_forces = std::vector<ContactForce>();
 }
 
+void RunRecorder::SetBodies(std::vector<BodyDescription> bodies) {
+  bodies_ = std::move(bodies);
+  has_bodies_ = true;
+}
+
+void RunRecorder::AppendSnapshot(Snapshot snapshot) {
+  const std::size_t n = snapshot.particles;
+  const std::size_t b = snapshot.bodies;
+  const auto sized = [](const std::vector<double>& data, std::size_t size, bool optional) {
+    return data.size() == size || (optional && data.empty());
+  };
+  if (!sized(snapshot.position, 3 * n, false) || !sized(snapshot.velocity, 3 * n, true) ||
+      !sized(snapshot.deformation_gradient, 9 * n, true) || !sized(snapshot.plastic_strain, n, true) ||
+      !sized(snapshot.body_position, 3 * b, false) || !sized(snapshot.body_orientation, 4 * b, false)) {
+    throw std::logic_error("RunRecorder: snapshot at step " + std::to_string(snapshot.step) +
+                           " has arrays that do not match its particle and body counts");
+  }
+  if (!snapshots_.empty() && !(snapshot.time > snapshots_.back().time)) {
+    throw std::logic_error("RunRecorder: snapshot at step " + std::to_string(snapshot.step) +
+                           " is not later than the previous one");
+  }
+  snapshots_.push_back(std::move(snapshot));
+}
+
 void RunRecorder::SetSummary(const std::string& name, const AttributeValue& value) {
   summary_[name] = value;
 }
@@ -315,6 +421,8 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
                            final_path_.string() + "'");
   }
   const std::filesystem::path partial = partial_path();
+  const std::filesystem::path xdmf = xdmf_path();
+  const std::filesystem::path xdmf_partial = std::filesystem::path(xdmf).concat(".partial");
   try {
     if (final_path_.has_parent_path()) {
       std::filesystem::create_directories(final_path_.parent_path());
@@ -434,18 +542,37 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
         for (const auto& [name, value] : summary) WriteValueAttribute(group.get(), name, value);
       }
 
+      // /bodies when the driver described them; /snapshots only when there are any.
+      if (has_bodies_) WriteBodies(file.get(), bodies_);
+      if (!snapshots_.empty()) WriteSnapshots(file.get(), snapshots_);
+
       // Every object above is closed; closing the file flushes it.
       if (!file.Close()) Fail(H5I_INVALID_HID, "file (flush and close)");
     }
-    // Only a complete file takes the final name, replacing any earlier one atomically.
+    // The XDMF sidecar refers to the HDF5 file by its final name, relative to itself.
+    if (!snapshots_.empty()) {
+      std::ofstream text(xdmf_partial, std::ios::out | std::ios::trunc);
+      text << XdmfText(snapshots_, final_path_.filename().string());
+      text.close();
+      if (!text) throw std::runtime_error("RunRecorder: cannot write '" + xdmf_partial.string() + "'");
+    }
+    // Only a complete file takes the final name, replacing any earlier one atomically; the
+    // sidecar follows it, and a sidecar left by an earlier run without snapshots goes.
     std::filesystem::rename(partial, final_path_);
+    if (!snapshots_.empty()) {
+      std::filesystem::rename(xdmf_partial, xdmf);
+    } else {
+      std::filesystem::remove(xdmf);
+    }
   } catch (const Hdf5Error& error) {
     std::error_code ignored;
     std::filesystem::remove(partial, ignored);
+    std::filesystem::remove(xdmf_partial, ignored);
     throw std::runtime_error("RunRecorder: '" + partial.string() + "': " + error.what());
   } catch (...) {
     std::error_code ignored;
     std::filesystem::remove(partial, ignored);
+    std::filesystem::remove(xdmf_partial, ignored);
     throw;
   }
   finished_ = true;

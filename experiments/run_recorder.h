@@ -3,13 +3,15 @@
 // writes"). Everything is buffered in memory and written by Finish(); the file is created
 // as "<path>.partial" and renamed to <path> only when complete, so an interrupted run never
 // leaves a file that looks valid. A recorder destroyed without Finish() removes its partial
-// file.
+// file. When the run has snapshots, Finish also writes the XDMF sidecar "<stem>.xdmf" next to
+// the HDF5 file, the same way ("<stem>.xdmf.partial", renamed after the HDF5 file).
 #include <filesystem>
 #include <map>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "experiments/snapshots.h"
 #include "formulations/formulation.h"
 #include "formulations/parameters.h"
 
@@ -47,6 +49,12 @@ class RunRecorder {
   // One row of /solver_log per step.
   void AppendSolverLog(double time, const StepReport& report, double wall_seconds);
 
+  // The static description of the rigid bodies (/bodies), drawn with the snapshot poses.
+  void SetBodies(std::vector<BodyDescription> bodies);
+  // One snapshot /snapshots/<k>, k counting from 0 in call order; times must increase.
+  void AppendSnapshot(Snapshot snapshot);
+  std::size_t snapshot_count() const { return snapshots_.size(); }
+
   // /summary attributes (steps, wall_s and status are written by Finish).
   void SetSummary(const std::string& name, const AttributeValue& value);
 
@@ -57,6 +65,8 @@ class RunRecorder {
 
   const std::filesystem::path& final_path() const { return final_path_; }
   std::filesystem::path partial_path() const;
+  // "<stem>.xdmf" next to the HDF5 file; written only when the run has snapshots.
+  std::filesystem::path xdmf_path() const;
 
  private:
   struct Series {
@@ -83,6 +93,9 @@ class RunRecorder {
   std::map<std::string, Series> analytic_;
   std::vector<SolverLogRow> solver_log_;
   std::map<std::string, AttributeValue> summary_;
+  bool has_bodies_ = false;
+  std::vector<BodyDescription> bodies_;
+  std::vector<Snapshot> snapshots_;
 };
 
 }  // namespace contactlab::experiments

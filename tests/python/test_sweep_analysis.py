@@ -272,10 +272,11 @@ def test_not_ok_runs_are_drawn(tmp_path, monkeypatch):
         assert status in legend, legend
     for formulation in FORMULATIONS:
         assert formulation in legend
-    # Top-edge markers: y in axes coordinates, one per non-ok run per metric row.
+    # Top-edge markers: y in axes coordinates, one per non-ok run per metric row (speed,
+    # displacement, spin).
     top = [line for ax in fig.axes for line in ax.get_lines()
            if list(line.get_ydata()) == [0.96]]
-    assert len(top) == 3 * 2
+    assert len(top) == 3 * 3
     titles = {ax.get_title() for ax in fig.axes}
     assert {"μ = 0 (slip)", "μ = 0.3 (roll)"} <= titles
 
