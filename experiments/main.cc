@@ -123,7 +123,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    // --help and --version print and exit 0; a malformed command line is bad input.
+    if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(error);
+    std::fprintf(stderr, "contactlab: error: %s (see --help)\n", error.what());
+    return kExitInputError;
   }
 
   try {

@@ -122,6 +122,11 @@ def test_resume_skips_complete_runs_and_reruns_the_rest(contactlab_bin, sweep_fi
     beyond = contactlab(contactlab_bin, "run", "--manifest", out / "manifest.jsonl", "--index", "4",
                         "--out-dir", out, check=False)
     assert beyond.returncode == 2 and "--index 4" in beyond.stderr
+    # A manifest run takes no scenario: a malformed command line is bad input, on one line.
+    mixed = contactlab(contactlab_bin, "run", "ball_on_slope", "--manifest", out / "manifest.jsonl",
+                       "--index", "0", "--out-dir", out, check=False)
+    assert mixed.returncode == 2 and len(mixed.stderr.strip().splitlines()) == 1
+    assert "--manifest" in mixed.stderr
 
 
 def test_slurm_script_selects_the_array_task_line(contactlab_bin, sweep_file, tmp_path):
