@@ -141,10 +141,15 @@ struct BadSweepCase {
   std::string expected_fragment;
 };
 
+// Names the case by what its error must mention (instead of a byte dump in test listings).
+void PrintTo(const BadSweepCase& error_case, std::ostream* out) { *out << error_case.expected_fragment; }
+
 class BadSweep : public testing::TestWithParam<BadSweepCase> {};
 
 TEST_P(BadSweep, OneLineErrorNamesTheKey) {
-  const auto file = WriteSweep("bad", GetParam().text);
+  // ctest runs the cases in parallel processes: one file per case.
+  const std::string name = testing::UnitTest::GetInstance()->current_test_info()->name();
+  const auto file = WriteSweep("bad_" + name.substr(name.rfind('/') + 1), GetParam().text);
   try {
     ExpandSweep(LoadSweep(file));
     FAIL() << "expected an InputError";
@@ -171,7 +176,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadSweepCase{Header("formulation = \"sap\"\ncolour = \"red\"\n"), "'colour'"},
         BadSweepCase{"[sweep]\nformulation = \"sap\"\n", "'scenario'"},
         BadSweepCase{"[sweep]\nscenario = \"ball_on_slope\"\nformulation = \"sap\"\nconfig = \"nowhere.toml\"\n",
-                     "nowhere.toml"}));
+                     "nowhere.toml"}),
+    [](const testing::TestParamInfo<BadSweepCase>& info) { return "case" + std::to_string(info.index); });
 
 TEST(Manifest, LinesRoundTripExactly) {
   ManifestEntry entry;
