@@ -175,3 +175,28 @@ def test_bad_sweep_file_is_one_line_error(contactlab_bin, tmp_path):
     assert result.returncode == 2
     assert "'friction'" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "never").exists()
+
+
+def test_snakefile_runs_a_sweep_with_the_real_binary(contactlab_bin, tmp_path):
+    """paper/Snakefile end to end: a copy of it beside a one-sweep data/sweeps folder (the
+    Snakefile finds the sweeps relative to itself), run with two jobs."""
+    import shutil
+
+    snakemake = shutil.which("snakemake")
+    assert snakemake, "snakemake is missing: run scripts/install-deps"
+    root = tmp_path / "tree"
+    (root / "paper").mkdir(parents=True)
+    (root / "data" / "sweeps").mkdir(parents=True)
+    shutil.copy(REPO_ROOT / "paper" / "Snakefile", root / "paper" / "Snakefile")
+    (root / "data" / "sweeps" / "small.toml").write_text(SMALL_SWEEP)
+    work = tmp_path / "work"
+    result = subprocess.run(
+        [snakemake, "-s", str(root / "paper" / "Snakefile"), "--directory", str(work), "-j", "2",
+         "--config", f"contactlab={contactlab_bin}", "sweeps=small"],
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = work / "results" / "sweeps" / "small"
+    rows = read_csv((out / "results.csv").read_text())
+    assert [row["status"] for row in rows] == ["ok", "ok", "ok", "failed"]
+    marker = json.loads((out / "markers" / "3.done").read_text())
+    assert marker == {"index": 3, "exit_code": 2}
