@@ -1,7 +1,6 @@
 // contactlab: run MPM–rigid contact scenarios under any formulation and log them to HDF5.
 #include <cstdio>
 #include <exception>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -39,17 +38,6 @@ void PrintList() {
 #else
   std::printf("CUDA: not built\n");
 #endif
-}
-
-// Writes `text` to `path` through a temporary name, so a partial file never looks complete.
-void WriteTextFile(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path partial = path.string() + ".partial";
-  {
-    std::ofstream out(partial);
-    out << text;
-    if (!out.flush()) throw contactlab::InputError(path.string() + ": cannot write");
-  }
-  std::filesystem::rename(partial, path);
 }
 
 }  // namespace
@@ -175,7 +163,7 @@ int main(int argc, char** argv) {
       contactlab::experiments::WriteManifest(out_dir / "manifest.jsonl", entries);
       const std::filesystem::path script_path =
           slurm_script_path.empty() ? out_dir / "sweep.slurm" : std::filesystem::path(slurm_script_path);
-      WriteTextFile(script_path, script);
+      contactlab::experiments::WriteFileAtomically(script_path, script);
       std::filesystem::permissions(script_path, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
       std::printf("%s: %zu array tasks; submit with: sbatch %s\n", script_path.string().c_str(), entries.size(),
                   script_path.string().c_str());
@@ -186,7 +174,7 @@ int main(int argc, char** argv) {
       } else {
         std::ostringstream text;
         contactlab::experiments::WriteCsv(table, text);
-        WriteTextFile(collect_out, text.str());
+        contactlab::experiments::WriteFileAtomically(collect_out, text.str());
       }
     }
   } catch (const contactlab::InputError& error) {

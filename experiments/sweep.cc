@@ -367,16 +367,21 @@ ManifestEntry FromJsonLine(const std::string& text, const std::string& origin) {
   return entry;
 }
 
-void WriteManifest(const std::filesystem::path& file, const std::vector<ManifestEntry>& entries) {
-  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
-  const std::filesystem::path partial = file.string() + ".partial";
+void WriteFileAtomically(const std::filesystem::path& path, const std::string& text) {
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  const std::filesystem::path partial = path.string() + ".partial";
   {
     std::ofstream out(partial);
-    if (!out) throw InputError(file.string() + ": cannot write manifest");
-    for (const ManifestEntry& entry : entries) out << ToJsonLine(entry) << "\n";
-    if (!out.flush()) throw InputError(file.string() + ": cannot write manifest");
+    out << text;
+    if (!out.flush()) throw InputError(path.string() + ": cannot write");
   }
-  std::filesystem::rename(partial, file);
+  std::filesystem::rename(partial, path);
+}
+
+void WriteManifest(const std::filesystem::path& file, const std::vector<ManifestEntry>& entries) {
+  std::string text;
+  for (const ManifestEntry& entry : entries) text += ToJsonLine(entry) + "\n";
+  WriteFileAtomically(file, text);
 }
 
 std::vector<ManifestEntry> ReadManifest(const std::filesystem::path& file) {

@@ -30,15 +30,7 @@ void WriteFailureRecord(const std::filesystem::path& out_dir, const ManifestEntr
   record["status"] = "failed";
   record["message"] = message;
   record["exit_code"] = exit_code;
-  std::filesystem::create_directories(out_dir);
-  const std::filesystem::path path = FailureRecordPath(out_dir, entry.run_id);
-  const std::filesystem::path partial = path.string() + ".partial";
-  {
-    std::ofstream out(partial);
-    out << record.dump(2) << "\n";
-    if (!out.flush()) throw std::runtime_error(path.string() + ": cannot write the failure record");
-  }
-  std::filesystem::rename(partial, path);
+  WriteFileAtomically(FailureRecordPath(out_dir, entry.run_id), record.dump(2) + "\n");
 }
 
 RunRecord LookupRecord(const std::filesystem::path& out_dir, const ManifestEntry& entry) {

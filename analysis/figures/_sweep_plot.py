@@ -183,3 +183,17 @@ def legend_handles(axes, seen_statuses):
         where = "at top edge" if placed else "no Δt, not drawn"
         labels.append(f"{kind} ({count} run{'s' if count != 1 else ''}, {where})")
     return handles, labels
+
+
+def finish_figure(fig, axes, seen_statuses, title, out):
+    """The title, one legend for every panel (lines and the not-ok statuses) to the right of
+    the panels, and the PNG at ``out``; closes the figure."""
+    import matplotlib.pyplot as plt  # after the figure module chose the Agg backend
+
+    handles, labels = legend_handles(axes, seen_statuses)
+    fig.suptitle(title, fontsize=11)
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8,
+               frameon=False)
+    fig.tight_layout()
+    fig.savefig(out, dpi=150, bbox_inches="tight")
+    plt.close(fig)

@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 
 from ..sweeps import summary_column  # noqa: E402
 from ._sweep_plot import (X_LABEL, convergence_panel, extra_dimensions,  # noqa: E402
-                          first_order_reference, fmt, legend_handles, line_groups,
+                          finish_figure, first_order_reference, fmt, line_groups,
                           merge_counts, ordered, sweep_main)
 
 SCENARIO = "ball_on_slope"
@@ -97,13 +97,7 @@ def plot(table, out):
         else:
             axes[row][0].set_ylim(1e-3, 1.0)
 
-    handles, labels = legend_handles(axes, seen)
-    fig.suptitle("Ball on slope: error against the closed form vs time step", fontsize=11)
-    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8,
-               frameon=False)
-    fig.tight_layout()
-    fig.savefig(out, dpi=150, bbox_inches="tight")
-    plt.close(fig)
+    finish_figure(fig, axes, seen, "Ball on slope: error against the closed form vs time step", out)
 
 
 def main(argv=None):

@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 
 from ..sweeps import summary_column  # noqa: E402
 from ._sweep_plot import (X_LABEL, convergence_panel, extra_dimensions,  # noqa: E402
-                          first_order_reference, legend_handles, line_groups, merge_counts,
+                          finish_figure, first_order_reference, line_groups, merge_counts,
                           sweep_main)
 
 SCENARIO = "squeezed_cube"
@@ -87,13 +87,7 @@ def plot(table, out):
         ax.set_title(title, fontsize=10)
         ax.set_ylabel(label)
         ax.set_xlabel(X_LABEL)
-    handles, labels = legend_handles(axes, seen)
-    fig.suptitle("Squeezed cube: vertical friction force vs time step", fontsize=11)
-    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8,
-               frameon=False)
-    fig.tight_layout()
-    fig.savefig(out, dpi=150, bbox_inches="tight")
-    plt.close(fig)
+    finish_figure(fig, axes, seen, "Squeezed cube: vertical friction force vs time step", out)
 
 
 def main(argv=None):
