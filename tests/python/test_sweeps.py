@@ -200,3 +200,39 @@ def test_snakefile_runs_a_sweep_with_the_real_binary(contactlab_bin, tmp_path):
     assert [row["status"] for row in rows] == ["ok", "ok", "ok", "failed"]
     marker = json.loads((out / "markers" / "3.done").read_text())
     assert marker == {"index": 3, "exit_code": 2}
+
+
+def test_executor_records_a_child_that_dies_without_a_record(contactlab_bin, tmp_path):
+    """A run killed by a signal writes nothing itself; the executor records it as failed and
+    finishes the sweep."""
+    import signal
+    import time
+
+    path = tmp_path / "long.toml"
+    path.write_text(f"""
+[sweep]
+scenario = "ball_on_slope"
+config = "{SCENE}"
+formulation = "sap"
+[axes]
+duration = [1000.0]
+""")
+    out = tmp_path / "out"
+    executor = subprocess.Popen([contactlab_bin, "sweep", "run", str(path), "-j", "1",
+                                 "--out-dir", str(out)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    children = f"/proc/{executor.pid}/task/{executor.pid}/children"
+    deadline = time.monotonic() + 60
+    child = ""
+    while not child and time.monotonic() < deadline:
+        with open(children) as handle:
+            child = handle.read().split()
+        time.sleep(0.05)
+    assert child, "the executor started no run"
+    os.kill(int(child[0]), signal.SIGKILL)
+    stdout, stderr = executor.communicate(timeout=120)
+    assert executor.returncode == 0, stderr
+    rows = read_csv((out / "results.csv").read_text())
+    assert len(rows) == 1 and rows[0]["status"] == "failed"
+    assert "crashed" in rows[0]["message"] and "log:" in rows[0]["message"]
+    assert json.loads((out / f"{rows[0]['run_id']}.failed.json").read_text())["exit_code"] == 128 + 9
