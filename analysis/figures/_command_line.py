@@ -22,3 +22,13 @@ def figure_main(module, description, scenario, plot, argv=None):
         plot(runs, args.out)
     except (NotARunError, FileNotFoundError, KeyError) as error:
         sys.exit(f"{name}: {error.args[0]}")
+
+
+def save_figure(fig, title, out):
+    """Title the figure, lay it out, write it to ``out`` at 150 dpi and close it."""
+    import matplotlib.pyplot as plt  # after the figure module chose the Agg backend
+
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    fig.savefig(out, dpi=150)
+    plt.close(fig)

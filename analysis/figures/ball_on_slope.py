@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from ..analytic import ball_on_slope_displacement  # noqa: E402
-from ._command_line import figure_main  # noqa: E402
+from ._command_line import figure_main, save_figure  # noqa: E402
 
 SCENARIO = "ball_on_slope"
 OBSERVABLE = "com_displacement"
@@ -78,10 +78,7 @@ def plot(runs, out):
     title = "Ball on slope: numeric (markers) vs analytic (dashed)"
     if len(angles) == 1 and None not in angles:
         title += f", θ = {angles.pop():g}°"
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    fig.savefig(out, dpi=150)
-    plt.close(fig)
+    save_figure(fig, title, out)
 
 
 def main(argv=None):

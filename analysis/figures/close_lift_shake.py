@@ -13,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ._command_line import figure_main  # noqa: E402
+from ._command_line import figure_main, save_figure  # noqa: E402
 
 SCENARIO = "close_lift_shake"
 HELD_THRESHOLD = 0.01  # [m]
@@ -45,10 +45,7 @@ def plot(runs, out):
     slip_ax.set_xlabel("time t [s]")
     slip_ax.grid(alpha=0.3)
     slip_ax.legend(fontsize=8)
-    fig.suptitle("Close, lift and shake (rigid/elastic density ratio 150)", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(out, dpi=150)
-    plt.close(fig)
+    save_figure(fig, "Close, lift and shake (rigid/elastic density ratio 150)", out)
 
 
 def main(argv=None):

@@ -26,7 +26,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ..tables import format_table  # noqa: E402
-from ._command_line import figure_main  # noqa: E402
+from ._command_line import figure_main, save_figure  # noqa: E402
 
 SCENARIO = "dough_rolling"
 QUASI_NEWTON = "quasi_newton"
@@ -204,10 +204,7 @@ def plot(runs, out, file=None):
     _plot_speedup(axes[1], rows)
     if histories:
         _plot_histories(axes[2], histories)
-    fig.suptitle("Dough rolling: wall time per step against ε_r", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(out, dpi=150)
-    plt.close(fig)
+    save_figure(fig, "Dough rolling: wall time per step against ε_r", out)
     return rows
 
 

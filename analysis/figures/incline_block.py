@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ._command_line import figure_main  # noqa: E402
+from ._command_line import figure_main, save_figure  # noqa: E402
 
 SCENARIO = "incline_block"
 
@@ -89,10 +89,7 @@ def plot(runs, out):
                            va="center", transform=margin_ax.transAxes, fontsize=9, color="0.4")
         for ax in (speed_ax, ratio_ax, margin_ax):
             ax.grid(alpha=0.3)
-    fig.suptitle("Block on an incline launched at v0: numeric vs point-mass solution", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(out, dpi=150)
-    plt.close(fig)
+    save_figure(fig, "Block on an incline launched at v0: numeric vs point-mass solution", out)
 
 
 def main(argv=None):

@@ -14,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ._command_line import figure_main  # noqa: E402
+from ._command_line import figure_main, save_figure  # noqa: E402
 
 SCENARIO = "pyramid"
 
@@ -57,10 +57,7 @@ def plot(runs, out):
         drift_ax.legend(fontsize=7, loc="best")
         for ax in (height_ax, drift_ax):
             ax.grid(alpha=0.3)
-    fig.suptitle("Pyramid: rigid ball on three MPM blocks", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(out, dpi=150)
-    plt.close(fig)
+    save_figure(fig, "Pyramid: rigid ball on three MPM blocks", out)
 
 
 def main(argv=None):

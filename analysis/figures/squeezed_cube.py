@@ -14,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ._command_line import figure_main  # noqa: E402
+from ._command_line import figure_main, save_figure  # noqa: E402
 
 SCENARIO = "squeezed_cube"
 OBSERVABLE = "left_panel_force"
@@ -54,10 +54,7 @@ def plot(runs, out):
         details = ", ".join(f"{key.split('.')[-1]} = {run.params.get(key, 'n/a')}" for key in varying)
         axes[0][column].set_title(title + ("\n" + details if details else ""), fontsize=9)
         axes[2][column].set_xlabel("time t [s]")
-    fig.suptitle("Squeezed cube: force the cube exerts on the left panel", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(out, dpi=150)
-    plt.close(fig)
+    save_figure(fig, "Squeezed cube: force the cube exerts on the left panel", out)
 
 
 def main(argv=None):

@@ -14,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ._command_line import figure_main  # noqa: E402
+from ._command_line import figure_main, save_figure  # noqa: E402
 
 SCENARIO = "wedge"
 
@@ -49,10 +49,7 @@ def plot(runs, out):
         ax.set_ylabel("block height change [m] (solid: left, dashed: right)")
         ax.legend(fontsize=7, loc="lower left")
         ax.grid(alpha=0.3)
-    fig.suptitle("Wedge: two blocks squeezed between fixed walls", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(out, dpi=150)
-    plt.close(fig)
+    save_figure(fig, "Wedge: two blocks squeezed between fixed walls", out)
 
 
 def main(argv=None):

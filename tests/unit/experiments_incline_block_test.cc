@@ -12,6 +12,7 @@
 
 #include "experiments/run_recorder.h"
 #include "experiments/scenario.h"
+#include "scene_test_support.h"
 #include "experiments/scenarios/incline_block.h"
 #include "mpm/sampling.h"
 
@@ -23,15 +24,7 @@ using mpm::Vector3;
 constexpr double kTheta = 6.0 * std::numbers::pi / 180.0;
 
 ParameterSet Parameters(const std::string& formulation, const std::vector<std::string>& overrides = {}) {
-  ParameterSet parameters;
-  parameters.Declare(FindScenario("incline_block").parameters);
-  parameters.Declare(FindFormulation(formulation).parameters);
-  for (const std::string& setting : overrides) {
-    const std::size_t equals = setting.find('=');
-    parameters.SetFromText(setting.substr(0, equals), setting.substr(equals + 1), "test");
-  }
-  parameters.Validate();
-  return parameters;
+  return SceneParameters("incline_block", formulation, overrides);
 }
 
 World Build(const ParameterSet& parameters, std::unique_ptr<Scenario>* scenario_out = nullptr) {
@@ -121,23 +114,7 @@ TEST(InclineBlock, ShortSapRunRecordsObservablesAndSummary) {
   World world = Build(parameters, &scenario);
   EXPECT_EQ(world.particles.size(), 64u);
   const auto output = std::filesystem::temp_directory_path() / "contactlab_incline_block_test.h5";
-  std::filesystem::remove(output);
-  {
-    RunRecorder recorder(output);
-    scenario->DeclareObservables(recorder);
-    StepReport initial;
-    initial.contact_wrench.resize(world.bodies.size());
-    scenario->Observe(world, initial, recorder);
-    auto formulation = MakeFormulation({"sap", parameters});
-    const int steps = 10;
-    for (int step = 1; step <= steps; ++step) {
-      const StepReport report = formulation->Step(world, 0.005);
-      world.time = step * 0.005;
-      scenario->Observe(world, report, recorder);
-    }
-    scenario->Summarize(recorder);
-    recorder.Finish("ok", "", steps, 0.0);
-  }
+  RecordShortRun(*scenario, world, "sap", parameters, 10, 0.005, output);
   const hid_t file = H5Fopen(output.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
   ASSERT_TRUE(Exists(file, "/timeseries"));

@@ -12,6 +12,7 @@
 
 #include "experiments/run_recorder.h"
 #include "experiments/scenario.h"
+#include "scene_test_support.h"
 #include "experiments/scenarios/pyramid.h"
 #include "mpm/sampling.h"
 
@@ -21,15 +22,7 @@ namespace {
 using mpm::Vector3;
 
 ParameterSet Parameters(const std::vector<std::string>& overrides = {}) {
-  ParameterSet parameters;
-  parameters.Declare(FindScenario("pyramid").parameters);
-  parameters.Declare(FindFormulation("hybrid_impulse").parameters);
-  for (const std::string& setting : overrides) {
-    const std::size_t equals = setting.find('=');
-    parameters.SetFromText(setting.substr(0, equals), setting.substr(equals + 1), "test");
-  }
-  parameters.Validate();
-  return parameters;
+  return SceneParameters("pyramid", "hybrid_impulse", overrides);
 }
 
 TEST(PyramidAnalytic, GroundFrictionDemandAndBallDrop) {
@@ -93,22 +86,7 @@ TEST(Pyramid, ShortHybridImpulseRunRecordsObservablesAndSummary) {
   scenario->Build(parameters, world);
   EXPECT_EQ(world.particles.size(), 192u);
   const auto output = std::filesystem::temp_directory_path() / "contactlab_pyramid_test.h5";
-  std::filesystem::remove(output);
-  {
-    RunRecorder recorder(output);
-    scenario->DeclareObservables(recorder);
-    StepReport initial;
-    initial.contact_wrench.resize(world.bodies.size());
-    scenario->Observe(world, initial, recorder);
-    auto formulation = MakeFormulation({"hybrid_impulse", parameters});
-    for (int step = 1; step <= 5; ++step) {
-      const StepReport report = formulation->Step(world, 0.01);
-      world.time = step * 0.01;
-      scenario->Observe(world, report, recorder);
-    }
-    scenario->Summarize(recorder);
-    recorder.Finish("ok", "", 5, 0.0);
-  }
+  RecordShortRun(*scenario, world, "hybrid_impulse", parameters, 5, 0.01, output);
   const hid_t file = H5Fopen(output.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
   ASSERT_GT(H5Lexists(file, "/timeseries", H5P_DEFAULT), 0);

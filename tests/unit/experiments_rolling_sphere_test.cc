@@ -12,6 +12,7 @@
 
 #include "experiments/run_recorder.h"
 #include "experiments/scenario.h"
+#include "scene_test_support.h"
 #include "experiments/scenarios/rolling_sphere.h"
 #include "mpm/sampling.h"
 
@@ -23,15 +24,7 @@ using mpm::Vector3;
 constexpr double kTheta = 6.0 * std::numbers::pi / 180.0;
 
 ParameterSet Parameters(const std::string& formulation, const std::vector<std::string>& overrides = {}) {
-  ParameterSet parameters;
-  parameters.Declare(FindScenario("rolling_sphere").parameters);
-  parameters.Declare(FindFormulation(formulation).parameters);
-  for (const std::string& setting : overrides) {
-    const std::size_t equals = setting.find('=');
-    parameters.SetFromText(setting.substr(0, equals), setting.substr(equals + 1), "test");
-  }
-  parameters.Validate();
-  return parameters;
+  return SceneParameters("rolling_sphere", formulation, overrides);
 }
 
 TEST(RollingSphereAnalytic, SpecValuesAtSixDegrees) {
@@ -88,22 +81,7 @@ TEST(RollingSphere, ShortHybridImpulseRunOfTheMpmBallRecordsObservablesAndSummar
   std::unique_ptr<Scenario> scenario = FindScenario("rolling_sphere").factory();
   scenario->Build(parameters, world);
   const auto output = std::filesystem::temp_directory_path() / "contactlab_rolling_sphere_test.h5";
-  std::filesystem::remove(output);
-  {
-    RunRecorder recorder(output);
-    scenario->DeclareObservables(recorder);
-    StepReport initial;
-    initial.contact_wrench.resize(world.bodies.size());
-    scenario->Observe(world, initial, recorder);
-    auto formulation = MakeFormulation({"hybrid_impulse", parameters});
-    for (int step = 1; step <= 10; ++step) {
-      const StepReport report = formulation->Step(world, 0.005);
-      world.time = step * 0.005;
-      scenario->Observe(world, report, recorder);
-    }
-    scenario->Summarize(recorder);
-    recorder.Finish("ok", "", 10, 0.0);
-  }
+  RecordShortRun(*scenario, world, "hybrid_impulse", parameters, 10, 0.005, output);
   const hid_t file = H5Fopen(output.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
   ASSERT_GT(H5Lexists(file, "/timeseries", H5P_DEFAULT), 0);

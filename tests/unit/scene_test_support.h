@@ -1,0 +1,49 @@
+#pragma once
+// What the scene tests share: a scenario's parameters resolved the way `contactlab run`
+// resolves them (declared defaults, then key=value overrides, validated), and a short run of
+// a formulation recorded into a run file, step by step, as the run driver records it.
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "experiments/config.h"
+#include "experiments/run_driver.h"
+#include "experiments/run_recorder.h"
+#include "experiments/scenario.h"
+
+namespace contactlab::experiments {
+
+inline ParameterSet SceneParameters(const std::string& scenario, const std::string& formulation,
+                                    const std::vector<std::string>& overrides = {}) {
+  ParameterSet parameters = DeclareParameters(scenario, formulation);
+  ApplyOverrides(overrides, parameters);
+  parameters.Validate();
+  return parameters;
+}
+
+// Runs `steps` steps of `dt` of `formulation` on a built scenario and world and writes
+// `output` (replaced): the initial observation, one observation per step, the summary.
+// `after_step(step, report)` runs after each step's observation, for per-step checks.
+inline void RecordShortRun(Scenario& scenario, World& world, const std::string& formulation,
+                           const ParameterSet& parameters, int steps, double dt,
+                           const std::filesystem::path& output,
+                           const std::function<void(int, const StepReport&)>& after_step = {}) {
+  std::filesystem::remove(output);
+  RunRecorder recorder(output);
+  scenario.DeclareObservables(recorder);
+  StepReport initial;
+  initial.contact_wrench.resize(world.bodies.size());
+  scenario.Observe(world, initial, recorder);
+  auto stepper = MakeFormulation({formulation, parameters});
+  for (int step = 1; step <= steps; ++step) {
+    const StepReport report = stepper->Step(world, dt);
+    world.time = step * dt;
+    scenario.Observe(world, report, recorder);
+    if (after_step) after_step(step, report);
+  }
+  scenario.Summarize(recorder);
+  recorder.Finish("ok", "", steps, 0.0);
+}
+
+}  // namespace contactlab::experiments
