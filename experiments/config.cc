@@ -2,29 +2,72 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <toml++/toml.h>
 
+#include "formulations/formulation.h"
+
 namespace contactlab::experiments {
 namespace {
 
-void ApplyTable(const toml::table& table, const std::string& prefix, const std::string& path,
-                ParameterSet& parameters) {
+// The formulation whose keys `parameters` declares, i.e. the formulation of the run.
+const FormulationInfo* RunningFormulation(const ParameterSet& parameters) {
+  for (const FormulationInfo& info : RegisteredFormulations()) {
+    const bool declares_all = std::all_of(info.parameters.begin(), info.parameters.end(), [&](const ParameterSpec& spec) {
+      return parameters.IsDeclared(spec.key);
+    });
+    if (declares_all) return &info;
+  }
+  return nullptr;
+}
+
+const ParameterSpec* FindSpec(const FormulationInfo& info, const std::string& key) {
+  for (const ParameterSpec& spec : info.parameters) {
+    if (spec.key == key) return &spec;
+  }
+  return nullptr;
+}
+
+// Type and range of a value for a key of another formulation, which the run then ignores.
+void ValidateForeign(const ParameterSpec& spec, const std::string& key, const ParameterValue& value,
+                     const std::string& origin, const std::string& formulation) {
+  ParameterSet single;
+  ParameterSpec copy = spec;
+  single.Declare({copy});
+  single.Set(spec.key, value, origin);
+  try {
+    single.Validate();
+  } catch (const InputError& error) {
+    throw InputError(origin + ": [" + formulation + "] " + error.what() + (key != spec.key ? " (as '" + key + "')" : ""));
+  }
+}
+
+std::optional<ParameterValue> ScalarValue(const toml::node& node) {
+  if (const auto* integer = node.as_integer()) return ParameterValue(std::int64_t{integer->get()});
+  if (const auto* real = node.as_floating_point()) return ParameterValue(real->get());
+  if (const auto* flag = node.as_boolean()) return ParameterValue(flag->get());
+  if (const auto* text = node.as_string()) return ParameterValue(std::string(text->get()));
+  return std::nullopt;
+}
+
+struct Leaf {
+  std::string key;     // dotted, as written in the file
+  std::string origin;  // file:line
+  ParameterValue value;
+};
+
+void Flatten(const toml::table& table, const std::string& prefix, const std::string& path, std::vector<Leaf>& leaves) {
   for (auto&& [name, node] : table) {
     const std::string key = prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
     const std::string origin = path + ":" + std::to_string(node.source().begin.line);
     if (const toml::table* nested = node.as_table()) {
-      ApplyTable(*nested, key, path, parameters);
-    } else if (const auto* integer = node.as_integer()) {
-      parameters.Set(key, ParameterValue(std::int64_t{integer->get()}), origin);
-    } else if (const auto* real = node.as_floating_point()) {
-      parameters.Set(key, ParameterValue(real->get()), origin);
-    } else if (const auto* flag = node.as_boolean()) {
-      parameters.Set(key, ParameterValue(flag->get()), origin);
-    } else if (const auto* text = node.as_string()) {
-      parameters.Set(key, ParameterValue(std::string(text->get())), origin);
+      Flatten(*nested, key, path, leaves);
+    } else if (const std::optional<ParameterValue> value = ScalarValue(node)) {
+      leaves.push_back({key, origin, *value});
     } else {
       throw InputError(origin + ": key '" + key + "' must be a number, boolean or string");
     }
@@ -48,7 +91,53 @@ void ApplyTomlFile(const std::string& path, ParameterSet& parameters) {
             << error.description();
     throw InputError(message.str());
   }
-  ApplyTable(table, "", path, parameters);
+  std::vector<Leaf> leaves;
+  Flatten(table, "", path, leaves);
+
+  // Keys the run declares apply at once; keys scoped to the run's formulation by its table
+  // ([sap.contact] stiffness = ... for "contact.stiffness") apply after them, so they win over
+  // a shared [contact] table; keys of other formulations are checked and ignored.
+  const FormulationInfo* running = RunningFormulation(parameters);
+  std::vector<std::pair<std::string, const Leaf*>> scoped;
+  for (const Leaf& leaf : leaves) {
+    if (parameters.IsDeclared(leaf.key)) {
+      parameters.Set(leaf.key, leaf.value, leaf.origin);
+      continue;
+    }
+    bool handled = false;
+    for (const FormulationInfo& info : RegisteredFormulations()) {
+      const std::string prefix = info.name + ".";
+      if (leaf.key.compare(0, prefix.size(), prefix) != 0) continue;
+      // A key in the table of formulation `info`: its own key, or a shared key (contact.*)
+      // written inside its table.
+      const std::string unscoped = leaf.key.substr(prefix.size());
+      const ParameterSpec* spec = FindSpec(info, leaf.key);
+      if (spec == nullptr) spec = FindSpec(info, unscoped);
+      if (spec == nullptr) {
+        throw InputError(leaf.origin + ": unknown key '" + leaf.key + "' (not a parameter of formulation '" +
+                         info.name + "'; see `contactlab describe SCENARIO -f " + info.name + "`)");
+      }
+      if (&info == running) {
+        scoped.emplace_back(spec->key, &leaf);
+      } else {
+        ValidateForeign(*spec, leaf.key, leaf.value, leaf.origin, info.name);
+      }
+      handled = true;
+      break;
+    }
+    if (handled) continue;
+    // A key some other formulation declares (contact.* for a penalty run): checked, ignored.
+    for (const FormulationInfo& info : RegisteredFormulations()) {
+      if (&info == running) continue;
+      if (const ParameterSpec* spec = FindSpec(info, leaf.key)) {
+        ValidateForeign(*spec, leaf.key, leaf.value, leaf.origin, info.name);
+        handled = true;
+        break;
+      }
+    }
+    if (!handled) throw InputError(leaf.origin + ": unknown key '" + leaf.key + "'");
+  }
+  for (const auto& [key, leaf] : scoped) parameters.Set(key, leaf->value, leaf->origin);
 }
 
 void ApplyOverrides(const std::vector<std::string>& assignments, ParameterSet& parameters) {

@@ -11,7 +11,12 @@
 namespace contactlab::experiments {
 
 // Applies a TOML file: nested tables flatten to dotted keys ([hybrid_impulse] cfl = 0.2 is
-// "hybrid_impulse.cfl"). Unknown keys, arrays and type mismatches are errors naming the file.
+// "hybrid_impulse.cfl"). A scene file may hold one table per formulation ([sap], [penalty],
+// ...): the table of the run's formulation applies, including shared keys written inside it
+// ([quasi_newton.contact] model = "sap_cone" sets "contact.model" for quasi_newton runs only,
+// over a top-level [contact] table); keys of other formulations are checked against those
+// formulations' declarations and ignored. Unknown keys, arrays, type mismatches and
+// out-of-range values of ignored keys are errors naming the file and line.
 void ApplyTomlFile(const std::string& path, ParameterSet& parameters);
 // Applies "key=value" assignments from the command line.
 void ApplyOverrides(const std::vector<std::string>& assignments, ParameterSet& parameters);

@@ -104,6 +104,7 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   World world;
   std::unique_ptr<Scenario> scenario = FindScenario(run.scenario).factory();
   scenario->Build(parameters, world);
+  CheckFormulationSupports(FindFormulation(run.formulation), world);
   FormulationConfig formulation_config{run.formulation, parameters};
   std::unique_ptr<Formulation> formulation = MakeFormulation(formulation_config);
   const double dt = parameters.GetDouble("dt");
@@ -176,6 +177,16 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   outcome.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
 
   // 3. Summary and the final file.
+  std::vector<UsedParameter> used = scenario->UsedParameters();
+  for (UsedParameter& parameter : formulation->UsedParameters()) used.push_back(std::move(parameter));
+  recorder.SetUsedParameters(used);
+  if (!quiet) {
+    for (const UsedParameter& parameter : used) {
+      std::cout << "used " << parameter.key << " = " << parameter.value;
+      if (parameter.smallest != parameter.value) std::cout << " (smallest " << parameter.smallest << ")";
+      std::cout << ": " << parameter.rule << "\n";
+    }
+  }
   scenario->Summarize(recorder);
   const std::string status = outcome.status == RunStatus::kOk ? "ok" : "diverged";
   recorder.Finish(status, outcome.message, outcome.steps, outcome.wall_seconds);

@@ -114,8 +114,11 @@ RunFileContents ReadRunFile(const std::filesystem::path& file) {
     contents.summary = ReadAttributes(summary.get());
     Id params(H5Gopen2(handle.get(), "params", H5P_DEFAULT), H5Gclose);
     if (!params.valid()) throw std::runtime_error("no /params group");
+    const auto ends_with = [](const std::string& key, const std::string& suffix) {
+      return key.size() >= suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
     for (auto& [key, value] : ReadAttributes(params.get())) {
-      if (key.size() < 5 || key.compare(key.size() - 5, 5, ".unit") != 0) contents.params[key] = std::move(value);
+      if (!ends_with(key, ".unit") && !ends_with(key, ".rule")) contents.params[key] = std::move(value);
     }
     Id config(H5Dopen2(handle.get(), "config", H5P_DEFAULT), H5Dclose);
     if (!config.valid()) throw std::runtime_error("no /config dataset");

@@ -13,7 +13,7 @@ namespace contactlab::experiments {
 struct RunFileContents {
   std::map<std::string, std::string> root;        // schema, run_id, scenario, formulation, status, ...
   std::map<std::string, AttributeValue> summary;  // /summary
-  std::map<std::string, AttributeValue> params;   // /params without the "<key>.unit" entries
+  std::map<std::string, AttributeValue> params;   // /params without "<key>.unit" and "<key>.rule"
   std::string config;                             // /config: the resolved TOML text
 };
 

@@ -336,6 +336,14 @@ void RunRecorder::SetConfiguration(const std::string& toml_text, const Parameter
   }
 }
 
+void RunRecorder::SetUsedParameters(const std::vector<UsedParameter>& used) {
+  for (const UsedParameter& parameter : used) {
+    SetSummary(parameter.key + ".used", parameter.value);
+    if (parameter.smallest != parameter.value) SetSummary(parameter.key + ".used_smallest", parameter.smallest);
+    used_rules_[parameter.key + ".rule"] = parameter.rule;
+  }
+}
+
 void RunRecorder::DeclareSeries(const std::string& name, const std::string& unit,
                                 const std::string& description,
                                 const std::vector<std::string>& columns) {
@@ -465,6 +473,7 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
             WriteStringAttribute(params.get(), key + ".unit", unit->second);
           }
         }
+        for (const auto& [name, rule] : used_rules_) WriteStringAttribute(params.get(), name, rule);
       }
 
       // /timeseries always; /analytic only when the scenario has a reference solution.

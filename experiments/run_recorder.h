@@ -55,6 +55,10 @@ class RunRecorder {
   void AppendSnapshot(Snapshot snapshot);
   std::size_t snapshot_count() const { return snapshots_.size(); }
 
+  // What the formulation derived for its "auto" keys: /summary "<key>.used" (and
+  // "<key>.used_smallest" where the value adapted during the run), /params "<key>.rule".
+  void SetUsedParameters(const std::vector<UsedParameter>& used);
+
   // /summary attributes (steps, wall_s and status are written by Finish).
   void SetSummary(const std::string& name, const AttributeValue& value);
 
@@ -89,6 +93,7 @@ class RunRecorder {
   std::string config_text_;
   std::map<std::string, ParameterValue> parameter_values_;
   std::map<std::string, std::string> parameter_units_;
+  std::map<std::string, std::string> used_rules_;  // "<key>.rule" attributes of /params
   std::map<std::string, Series> series_;
   std::map<std::string, Series> analytic_;
   std::vector<SolverLogRow> solver_log_;

@@ -26,6 +26,8 @@ class Scenario {
   virtual void Observe(const World& world, const StepReport& report, RunRecorder& recorder) = 0;
   // Writes /summary attributes once the run has ended (also after divergence).
   virtual void Summarize(RunRecorder& recorder) = 0;
+  // The values the scenario derived for its "auto" keys (recorded like a formulation's).
+  virtual std::vector<UsedParameter> UsedParameters() const { return {}; }
 };
 
 struct ScenarioInfo {
@@ -34,6 +36,10 @@ struct ScenarioInfo {
   // Every scenario declares "dt" [s] and "duration" [s] among its parameters.
   std::vector<ParameterSpec> parameters;
   std::unique_ptr<Scenario> (*factory)();
+  // --set overrides of a short run at the scenario's defaults, a few steps into contact at a
+  // resolution every formulation runs in seconds: what the conformance test runs under every
+  // registered formulation.
+  std::vector<std::string> short_run;
 };
 
 const std::vector<ScenarioInfo>& RegisteredScenarios();

@@ -1,5 +1,7 @@
 #include "formulations/formulation.h"
 
+#include <algorithm>
+
 #include "formulations/hybrid_impulse/hybrid_impulse.h"
 #include "formulations/penalty/penalty_formulation.h"
 #include "formulations/quasi_newton/quasi_newton_formulation.h"
@@ -25,6 +27,34 @@ const FormulationInfo& FindFormulation(std::string_view name) {
   std::string known;
   for (const FormulationInfo& info : RegisteredFormulations()) known += " " + info.name;
   throw InputError("unknown formulation '" + std::string(name) + "' (known:" + known + ")");
+}
+
+std::vector<BodyWrench> ZeroWrenches(const World& world) {
+  std::vector<BodyWrench> wrenches(world.bodies.size());
+  for (std::size_t b = 0; b < world.bodies.size(); ++b) wrenches[b].moment_point = world.bodies[b].pose.position;
+  return wrenches;
+}
+
+void UsedParameterTracker::Observe(double value) {
+  if (!observed_) {
+    used_.value = used_.smallest = value;
+    observed_ = true;
+    return;
+  }
+  used_.value = std::max(used_.value, value);
+  used_.smallest = std::min(used_.smallest, value);
+}
+
+void CheckFormulationSupports(const FormulationInfo& formulation, const World& world) {
+  if (!world.rigid_contact_needed_by.empty() && !formulation.resolves_rigid_contact) {
+    std::string resolving;
+    for (const FormulationInfo& info : RegisteredFormulations()) {
+      if (info.resolves_rigid_contact) resolving += (resolving.empty() ? "" : ", ") + info.name;
+    }
+    throw InputError(world.rigid_contact_needed_by + " needs rigid-rigid contact, which formulation '" +
+                     formulation.name + "' does not resolve (MPM-rigid contact only; formulations that do: " +
+                     (resolving.empty() ? "none" : resolving) + ")");
+  }
 }
 
 std::unique_ptr<Formulation> MakeFormulation(const FormulationConfig& config) {

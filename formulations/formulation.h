@@ -17,8 +17,14 @@ namespace contactlab {
 // mass (origin of its frame), both in world.
 struct BodyWrench {
   mpm::Vector3 force = mpm::Vector3::Zero();   // [N]
-  mpm::Vector3 torque = mpm::Vector3::Zero();  // [N m]
+  mpm::Vector3 torque = mpm::Vector3::Zero();  // [N m], about moment_point
+  // The body's centre of mass the torque is taken about, world [m]: at tⁿ for formulations
+  // that find contacts at the start of the step, at tⁿ⁺¹ for those that apply them there.
+  mpm::Vector3 moment_point = mpm::Vector3::Zero();
 };
+
+// One zero wrench per world body, about each body's current centre of mass.
+std::vector<BodyWrench> ZeroWrenches(const World& world);
 
 // The force at one contact point between a rigid geometry and what touches it (an MPM
 // particle, or a point of another rigid body), for force diagnostics such as the
@@ -33,6 +39,10 @@ struct ContactForce {
   // it out. (The opposite of what the geometry's body receives.)
   mpm::Vector3 force = mpm::Vector3::Zero();
   double friction_coefficient = 0.0;             // μ of the geometry [-]
+  // When the touching point belongs to another rigid body (rigid–rigid contact): that body,
+  // which receives `force` at `other_point`; −1 for an MPM particle.
+  int other_body = -1;
+  mpm::Vector3 other_point = mpm::Vector3::Zero();
 };
 
 // Wall-clock seconds spent in each phase of a step.
@@ -78,12 +88,38 @@ class SimulationDiverged : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The value a formulation used for a key given as "auto" (ParameterSpec::auto_numeric_type),
+// recorded in the run file beside the given value, as Ceres' Summary records given/used
+// pairs. Where the value adapts to the state step by step, `value` is the largest used and
+// `smallest` the smallest; otherwise both are equal.
+struct UsedParameter {
+  std::string key;            // e.g. "quasi_newton.substeps"
+  double value = 0.0;         // largest value used over the run [unit of the key]
+  double smallest = 0.0;      // smallest value used over the run
+  std::string rule;           // one line: how it was derived
+};
+
 class Formulation {
  public:
   virtual ~Formulation() = default;
   virtual std::string_view name() const = 0;
   // Advances the world by dt [s] (time included). May take internal substeps.
   virtual StepReport Step(World& world, double dt) = 0;
+  // The values derived for "auto" keys so far (empty before the first step).
+  virtual std::vector<UsedParameter> UsedParameters() const { return {}; }
+};
+
+// Keeps the running extremes of one derived value (for UsedParameters).
+class UsedParameterTracker {
+ public:
+  UsedParameterTracker(std::string key, std::string rule) : used_{std::move(key), 0.0, 0.0, std::move(rule)} {}
+  void Observe(double value);
+  bool observed() const { return observed_; }
+  const UsedParameter& used() const { return used_; }
+
+ private:
+  UsedParameter used_;
+  bool observed_ = false;
 };
 
 // What the registry knows about a formulation.
@@ -92,6 +128,9 @@ struct FormulationInfo {
   std::string description;  // one line
   std::vector<ParameterSpec> parameters;  // keys are prefixed "<name>."
   std::unique_ptr<Formulation> (*factory)(const ParameterSet& parameters);
+  // Whether rigid bodies touch each other and static geometry under this formulation
+  // (World::rigid_contact_needed_by); false: MPM–rigid contact only.
+  bool resolves_rigid_contact = false;
 };
 
 const std::vector<FormulationInfo>& RegisteredFormulations();
@@ -103,5 +142,10 @@ struct FormulationConfig {
   ParameterSet parameters;  // must contain (at least) the formulation's declared keys
 };
 std::unique_ptr<Formulation> MakeFormulation(const FormulationConfig& config);
+
+// Throws InputError when `world` needs what the formulation does not resolve (rigid–rigid
+// contact), naming both, so that such a cell of the scene × formulation matrix fails with a
+// clear message before it runs.
+void CheckFormulationSupports(const FormulationInfo& formulation, const World& world);
 
 }  // namespace contactlab

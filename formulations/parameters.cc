@@ -71,6 +71,14 @@ ParameterCheck OneOf(std::vector<std::string> allowed) {
   };
 }
 
+ParameterSpec AutoParameter(std::string key, ParameterValue type, std::string unit, std::string description,
+                            ParameterCheck check) {
+  ParameterSpec spec(std::move(key), std::string(kAutoValue), std::move(unit), std::move(description),
+                     std::move(check));
+  spec.auto_numeric_type = std::move(type);
+  return spec;
+}
+
 std::string ToString(const ParameterValue& value) {
   if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
   if (const auto* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
@@ -109,7 +117,19 @@ void ParameterSet::Set(const std::string& key, const ParameterValue& value,
   if (found == specs_.end()) {
     throw InputError(origin + ": unknown key '" + key + "'");
   }
-  const ParameterValue& expected = found->second.default_value;
+  const ParameterSpec& spec = found->second;
+  if (spec.auto_numeric_type) {
+    const auto* text = std::get_if<std::string>(&value);
+    if (text != nullptr && *text == kAutoValue) {
+      values_[key] = value;
+      return;
+    }
+    if (text != nullptr) {
+      throw InputError(origin + ": key '" + key + "' expects a " + TypeName(*spec.auto_numeric_type) +
+                       " or \"auto\", got \"" + *text + "\"");
+    }
+  }
+  const ParameterValue& expected = spec.auto_numeric_type ? *spec.auto_numeric_type : spec.default_value;
   // Integers are accepted where reals are expected; nothing else converts implicitly.
   if (std::holds_alternative<double>(expected) && std::holds_alternative<std::int64_t>(value)) {
     values_[key] = static_cast<double>(std::get<std::int64_t>(value));
@@ -126,10 +146,15 @@ void ParameterSet::SetFromText(const std::string& key, const std::string& text,
                                const std::string& origin) {
   const auto found = specs_.find(key);
   if (found == specs_.end()) throw InputError(origin + ": unknown key '" + key + "'");
-  const ParameterValue& expected = found->second.default_value;
+  const ParameterSpec& spec = found->second;
+  if (spec.auto_numeric_type && text == kAutoValue) {
+    values_[key] = text;
+    return;
+  }
+  const ParameterValue& expected = spec.auto_numeric_type ? *spec.auto_numeric_type : spec.default_value;
   const auto malformed = [&]() {
     return InputError(origin + ": key '" + key + "' expects a " + TypeName(expected) +
-                      ", got '" + text + "'");
+                      (spec.auto_numeric_type ? " or \"auto\"" : "") + ", got '" + text + "'");
   };
   if (std::holds_alternative<std::string>(expected)) {
     values_[key] = text;
@@ -156,6 +181,7 @@ void ParameterSet::Validate() const {
   for (const auto& [key, spec] : specs_) {
     if (!spec.check) continue;
     const ParameterValue& value = values_.at(key);
+    if (spec.auto_numeric_type && std::holds_alternative<std::string>(value)) continue;  // "auto"
     const std::string problem = spec.check(value);
     if (!problem.empty()) {
       throw InputError("key '" + key + "' " + problem + " (got " + ToString(value) + ")");
@@ -175,7 +201,21 @@ double ParameterSet::GetDouble(const std::string& key) const {
   return real;
 }
 std::int64_t ParameterSet::GetInt(const std::string& key) const {
-  return std::get<std::int64_t>(Get(key));
+  const auto* value = std::get_if<std::int64_t>(&Get(key));
+  if (value == nullptr) throw std::logic_error("parameter '" + key + "' is not an integer");
+  return *value;
+}
+bool ParameterSet::IsAuto(const std::string& key) const {
+  const auto* text = std::get_if<std::string>(&Get(key));
+  return text != nullptr && *text == kAutoValue && Spec(key).auto_numeric_type.has_value();
+}
+std::optional<double> ParameterSet::GetOptionalDouble(const std::string& key) const {
+  if (IsAuto(key)) return std::nullopt;
+  return GetDouble(key);
+}
+std::optional<std::int64_t> ParameterSet::GetOptionalInt(const std::string& key) const {
+  if (IsAuto(key)) return std::nullopt;
+  return GetInt(key);
 }
 bool ParameterSet::GetBool(const std::string& key) const { return std::get<bool>(Get(key)); }
 const std::string& ParameterSet::GetString(const std::string& key) const {

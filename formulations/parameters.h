@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -26,12 +27,34 @@ class InputError : public std::runtime_error {
 using ParameterCheck = std::function<std::string(const ParameterValue&)>;
 
 struct ParameterSpec {
+  ParameterSpec() = default;
+  ParameterSpec(std::string key_, ParameterValue default_value_, std::string unit_, std::string description_,
+                ParameterCheck check_ = nullptr)
+      : key(std::move(key_)),
+        default_value(std::move(default_value_)),
+        unit(std::move(unit_)),
+        description(std::move(description_)),
+        check(std::move(check_)) {}
+
   std::string key;               // dotted name, e.g. "mu" or "hybrid_impulse.cfl"
   ParameterValue default_value;  // also fixes the type
   std::string unit;              // SI unit, "1" for dimensionless, "" for text/flags
   std::string description;       // one sentence: what it is and why this default
-  ParameterCheck check;          // optional
+  ParameterCheck check;          // optional; never applied to the text "auto"
+  // Numeric keys whose right value depends on the scene's scale accept the text "auto":
+  // the formulation derives the value from the scene and records it as used
+  // (FormulationRecord). For such keys default_value is the text "auto" and this holds a
+  // value of the numeric type (integer or number) that fixes the type of explicit values.
+  std::optional<ParameterValue> auto_numeric_type;
 };
+
+// The text an automatic key holds until the formulation derives its value.
+inline constexpr const char* kAutoValue = "auto";
+
+// A numeric key that defaults to "auto" (see ParameterSpec::auto_numeric_type); `type`
+// gives the type of explicit overrides (std::int64_t{0} or 0.0), `check` their range.
+ParameterSpec AutoParameter(std::string key, ParameterValue type, std::string unit, std::string description,
+                            ParameterCheck check);
 
 // Checks for common constraints.
 ParameterCheck Positive();
@@ -60,6 +83,11 @@ class ParameterSet {
 
   double GetDouble(const std::string& key) const;
   std::int64_t GetInt(const std::string& key) const;
+  // For keys declared with AutoParameter: true when the value is "auto"; the Optional
+  // getters return nullopt for "auto" and the explicit value otherwise.
+  bool IsAuto(const std::string& key) const;
+  std::optional<double> GetOptionalDouble(const std::string& key) const;
+  std::optional<std::int64_t> GetOptionalInt(const std::string& key) const;
   bool GetBool(const std::string& key) const;
   const std::string& GetString(const std::string& key) const;
   const ParameterValue& Get(const std::string& key) const;

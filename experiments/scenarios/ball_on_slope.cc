@@ -220,7 +220,8 @@ ScenarioInfo BallOnSlopeInfo() {
           TimeStepSpec(0.01),
           DurationSpec(1.0),
       },
-      &MakeBallOnSlope};
+      &MakeBallOnSlope,
+      {"duration=0.05"}};
 }
 
 }  // namespace contactlab::experiments

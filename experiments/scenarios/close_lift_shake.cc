@@ -105,7 +105,9 @@ class CloseLiftShake final : public Scenario {
     carrier_link_ = world.multibody.AddLink("carrier_shake", 1.0, rigid::Matrix3::Identity() * 1e-3, shake);
 
     // Panels on prismatic joints along x of the carrier, pushed toward the stack.
-    const PanelPair panels = AddSqueezePanels(world, parameters, carrier_link_, 3.0 * half, squeeze_force, friction);
+    panel_damping_ = PanelDamping(parameters, parameters.GetDouble("youngs_modulus"), side);
+    const PanelPair panels =
+        AddSqueezePanels(world, parameters, carrier_link_, 3.0 * half, squeeze_force, friction, panel_damping_);
     left_panel_ = panels.left;
     right_panel_ = panels.right;
   }
@@ -144,6 +146,8 @@ class CloseLiftShake final : public Scenario {
     }
   }
 
+  std::vector<UsedParameter> UsedParameters() const override { return {PanelDampingUsed(panel_damping_)}; }
+
   void Summarize(RunRecorder& recorder) override {
     recorder.SetSummary("held", max_slip_ <= 0.01);
     recorder.SetSummary("max_slip", max_slip_);
@@ -153,7 +157,7 @@ class CloseLiftShake final : public Scenario {
 
  private:
   int rigid_cube_ = -1, carrier_link_ = -1, left_panel_ = -1, right_panel_ = -1;
-  double close_time_ = 0.0, max_slip_ = 0.0, final_slip_ = 0.0, closing_slip_ = 0.0;
+  double close_time_ = 0.0, max_slip_ = 0.0, final_slip_ = 0.0, closing_slip_ = 0.0, panel_damping_ = 0.0;
   Vector3 initial_pose_ = Vector3::Zero(), grasp_pose_ = Vector3::Zero();
 };
 
@@ -186,7 +190,8 @@ ScenarioInfo CloseLiftShakeInfo() {
           TimeStepSpec(0.01),
           DurationSpec(3.5),
       },
-      &MakeCloseLiftShake};
+      &MakeCloseLiftShake,
+      {"grid_spacing=0.02", "close_time=0.02", "duration=0.04"}};
   // Panels 0.01 × 0.1 × 0.1 m (spec E6).
   const std::vector<ParameterSpec> panels = PanelParameterSpecs(0.01, 0.1);
   info.parameters.insert(info.parameters.end(), panels.begin(), panels.end());

@@ -384,7 +384,8 @@ ScenarioInfo DoughRollingInfo() {
           TimeStepSpec(0.01),
           DurationSpec(9.5),
       },
-      &MakeDoughRolling};
+      &MakeDoughRolling,
+      {"duration=0.03"}};
 }
 
 }  // namespace contactlab::experiments

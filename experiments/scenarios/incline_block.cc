@@ -56,6 +56,7 @@ class InclineBlock final : public Scenario {
       block.linear_velocity = initial_velocity;
       block_body_ = static_cast<int>(world.bodies.size());
       world.bodies.push_back(block);
+      world.rigid_contact_needed_by = "incline_block with body = rigid (a rigid block sliding on the static incline)";
       mass_ = block.mass;
     } else {
       world.materials.push_back(MakeElasticMaterial(parameters, "", "block"));
@@ -269,7 +270,8 @@ ScenarioInfo InclineBlockInfo() {
            "deceleration (0.19 m/s^2) removes in 0.01 s, two steps.",
            Positive()},
       },
-      &MakeInclineBlock};
+      &MakeInclineBlock,
+      {"settle_time=0.005", "duration=0.025"}};
   // E = 1e5 Pa instead of the 1e3 Pa of [P]'s MPM deformables (spec 4.1): at rho = 1000 a
   // 0.1 m block under its own weight strains by rho g L / E, 98% at 1e3 Pa but 1% at 1e5 Pa,
   // so the block moves like the point mass of the reference.

@@ -214,7 +214,8 @@ ScenarioInfo PyramidInfo() {
            "between the blocks and about 25x the elastic settling.",
            Positive()},
       },
-      &MakePyramid};
+      &MakePyramid,
+      {"grid_spacing=0.04", "settle_time=0.01", "duration=0.04"}};
   const std::vector<ParameterSpec> material = ElasticMaterialSpecs(
       "", 1000.0, 1e5,
       "Young's modulus of the MPM blocks: 1e5 Pa keeps their self-weight strain near 1% (not [P]'s 1e3 Pa, spec "

@@ -40,6 +40,7 @@ class RollingSphere final : public Scenario {
           "ball", {rigid::Geometry{rigid::Shape::Sphere(radius_), rigid::Pose{}, friction_}}, density, pose);
       ball_body_ = static_cast<int>(world.bodies.size());
       world.bodies.push_back(ball);
+      world.rigid_contact_needed_by = "rolling_sphere with body = rigid (a rigid sphere on the static incline)";
       mass_ = ball.mass;
     } else {
       world.materials.push_back(MakeElasticMaterial(parameters, "", "ball"));
@@ -230,7 +231,8 @@ ScenarioInfo RollingSphereInfo() {
            "Start of the fit and error window: skips the first contact transient of the stress-free ball.",
            NonNegative()},
       },
-      &MakeRollingSphere};
+      &MakeRollingSphere,
+      {"settle_time=0.005", "duration=0.025"}};
   const std::vector<ParameterSpec> material = ElasticMaterialSpecs(
       "", 1000.0, 1e6,
       "Young's modulus of the MPM ball: 1e6 Pa keeps the self-weight strain rho g R / E at 5e-4 so that it rolls "

@@ -62,9 +62,15 @@ class SqueezedCube final : public Scenario {
     world.grid_spacing = sampling.grid_spacing;
     world.gravity = Vector3(0.0, 0.0, -gravity_);
 
-    // Two panels touching the cube's ±x faces, each on a prismatic joint along x from the
-    // world, pushed toward the cube by the squeeze force.
-    const PanelPair panels = AddSqueezePanels(world, parameters, -1, half, squeeze_force_, friction);
+    // Two panels touching the cube's outermost particles on ±x (half a particle spacing inside
+    // the faces: a panel placed at the face would first fall through that gap while the cube
+    // falls freely), each on a damped prismatic joint along x from the world, pushed toward
+    // the cube by the squeeze force.
+    double outermost = 0.0;
+    for (const Vector3& position : positions) outermost = std::max(outermost, std::abs(position.x()));
+    panel_damping_ = PanelDamping(parameters, parameters.GetDouble("youngs_modulus"), side);
+    const PanelPair panels =
+        AddSqueezePanels(world, parameters, -1, outermost, squeeze_force_, friction, panel_damping_);
     left_panel_ = panels.left;
     right_panel_ = panels.right;
     initial_center_ = mpm::CenterOfMass(world.particles);
@@ -109,6 +115,10 @@ class SqueezedCube final : public Scenario {
     final_height_ = height;
   }
 
+  std::vector<UsedParameter> UsedParameters() const override {
+    return {PanelDampingUsed(panel_damping_)};
+  }
+
   void Summarize(RunRecorder& recorder) override {
     const char* axes = "xyz";
     const double half_weight = 0.5 * sampled_mass_ * gravity_;
@@ -133,7 +143,7 @@ class SqueezedCube final : public Scenario {
 
  private:
   double squeeze_force_ = 0.0, cube_mass_ = 0.0, gravity_ = 0.0, duration_ = 0.0, averaging_window_ = 0.0;
-  double sampled_mass_ = 0.0, final_height_ = 0.0;
+  double sampled_mass_ = 0.0, final_height_ = 0.0, panel_damping_ = 0.0;
   int left_panel_ = -1, right_panel_ = -1;
   Vector3 initial_center_ = Vector3::Zero();
   std::vector<double> window_[2][3];
@@ -161,7 +171,8 @@ ScenarioInfo SqueezedCubeInfo() {
           TimeStepSpec(1e-3),
           DurationSpec(2.0),
       },
-      &MakeSqueezedCube};
+      &MakeSqueezedCube,
+      {"grid_spacing=0.02", "dt=0.002", "averaging_window=0.004", "duration=0.01"}};
   // Panels 0.02 × 0.15 × 0.15 m (spec E5).
   const std::vector<ParameterSpec> panels = PanelParameterSpecs(0.02, 0.15);
   info.parameters.insert(info.parameters.end(), panels.begin(), panels.end());

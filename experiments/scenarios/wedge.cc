@@ -32,6 +32,9 @@ class Wedge final : public Scenario {
     const std::array<bool, 2> is_mpm = {parameters.GetString("left_body") == "mpm",
                                         parameters.GetString("right_body") == "mpm"};
     configuration_ = parameters.GetString("left_body") + "+" + parameters.GetString("right_body");
+    if (!is_mpm[kLeft] || !is_mpm[kRight]) {
+      world.rigid_contact_needed_by = "wedge with " + configuration_ + " (a rigid block between the static walls)";
+    }
     world.gravity = Vector3(0.0, 0.0, -gravity_);
     world.grid_spacing = parameters.GetDouble("grid_spacing");
     grid_spacing_ = world.grid_spacing;
@@ -216,7 +219,8 @@ ScenarioInfo WedgeInfo() {
            "elastic sag of a held block (~0.4 mm), <1/20 of a block 10% short of friction falling 0.5 s (0.12 m).",
            Positive()},
       },
-      &MakeWedge};
+      &MakeWedge,
+      {"duration=0.03"}};
   const std::vector<ParameterSpec> material = ElasticMaterialSpecs(
       "", 1000.0, 3e5,
       "Young's modulus of the MPM blocks: with the default overlap the walls' normal force is about 60 N, so "

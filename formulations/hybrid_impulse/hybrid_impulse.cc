@@ -10,6 +10,7 @@
 #include "formulations/contact/coulomb_collision.h"
 #include "formulations/contact/geometry_query.h"
 #include "formulations/contact/particle_contacts.h"
+#include "formulations/dynamics/explicit_stability.h"
 #include "mpm/bspline.h"
 #include "mpm/transfers.h"
 
@@ -22,21 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Largest distance from a body's centre of mass to a corner of its bounded geometries [m];
-// bounds the rigid surface speed |v| + |ω| r.
-double BodyRadius(const rigid::RigidBody& body) {
-  double radius = 0.0;
-  for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
-    if (!body.geometries[g].shape.IsBounded()) continue;
-    const Eigen::AlignedBox3d box = body.GeometryBounds(g);
-    for (int corner = 0; corner < 8; ++corner) {
-      radius = std::max(radius, (box.corner(static_cast<Eigen::AlignedBox3d::CornerType>(corner)) -
-                                 body.pose.position).norm());
-    }
-  }
-  return radius;
 }
 
 // Fixed-size chunks for reductions over nodes: the summation order, and therefore the
@@ -118,25 +104,6 @@ void HybridImpulseFormulation::PrepareCollisionSamples(const World& world) {
     samples.sample_mass = body.mass / static_cast<double>(samples.position_in_body.size());
   }
   samples_ready_ = true;
-}
-
-double HybridImpulseFormulation::StableSubstep(const World& world) const {
-  double wave_speed = 0.0;
-  for (const mpm::Material& material : world.materials) {
-    wave_speed = std::max(wave_speed, material.DilatationalWaveSpeed());
-  }
-  double max_speed = 0.0;
-  const int count = static_cast<int>(world.particles.size());
-#pragma omp parallel for reduction(max : max_speed) schedule(static)
-  for (int p = 0; p < count; ++p) max_speed = std::max(max_speed, world.particles.velocity[p].norm());
-  for (const rigid::RigidBody& body : world.bodies) {
-    if (body.motion == rigid::BodyMotion::kStatic) continue;
-    max_speed = std::max(max_speed, body.linear_velocity.norm() + body.angular_velocity.norm() * BodyRadius(body));
-  }
-  // Nothing moves and no material carries waves (e.g. only rigid bodies at rest): any
-  // substep is stable, so the caller takes the whole remaining step.
-  if (wave_speed + max_speed == 0.0) return std::numeric_limits<double>::infinity();
-  return options_.cfl * world.grid_spacing / (wave_speed + max_speed);
 }
 
 void HybridImpulseFormulation::ApplyInfiniteMassBoundaries(const World& world,
@@ -416,7 +383,7 @@ StepReport HybridImpulseFormulation::Step(World& world, double dt) {
   double remaining = dt;
   int substeps = 0;
   while (remaining > 1e-12 * dt) {
-    const double stable = std::min(StableSubstep(world), remaining);
+    const double stable = std::min(dynamics::StableExplicitSubstep(world, options_.cfl), remaining);
     if (!std::isfinite(stable) || stable <= 0.0) {
       throw SimulationDiverged("hybrid_impulse: non-finite particle or body velocity at t = " +
                                std::to_string(world.time) + " s");
@@ -437,7 +404,7 @@ StepReport HybridImpulseFormulation::Step(World& world, double dt) {
   report.substeps = substeps;
 
   // Contact loads as step averages, and particle contact points for the report.
-  report.contact_wrench.resize(world.bodies.size());
+  report.contact_wrench = ZeroWrenches(world);
   for (std::size_t b = 0; b < world.bodies.size(); ++b) {
     report.contact_wrench[b].force = impulses[b].linear / dt;
     report.contact_wrench[b].torque = impulses[b].angular / dt;
@@ -463,7 +430,7 @@ FormulationInfo HybridImpulseInfo() {
   return FormulationInfo{
       "hybrid_impulse",
       "explicit MPM, two-grid impulse exchange with Coulomb friction (Han thesis ch. 6)",
-      HybridImpulseOptions::Specs(), &MakeHybridImpulse};
+      HybridImpulseOptions::Specs(), &MakeHybridImpulse, /*resolves_rigid_contact=*/false};
 }
 
 }  // namespace contactlab::hybrid_impulse

@@ -82,7 +82,6 @@ class HybridImpulseFormulation final : public Formulation {
     mpm::Vector3 angular = mpm::Vector3::Zero();
   };
 
-  double StableSubstep(const World& world) const;
   void Substep(World& world, double dt, std::vector<BodyImpulse>& impulses, Timings& timings);
   void ApplyInfiniteMassBoundaries(const World& world, std::vector<BodyImpulse>& impulses);
   std::vector<PredictedMotion> PredictRigidMotion(const World& world, double dt) const;

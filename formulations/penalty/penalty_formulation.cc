@@ -165,7 +165,7 @@ StepReport PenaltyFormulation::Step(World& world, double dt) {
   //    (spec §2.12).
   const std::vector<PairForce>& forces = system.pair_forces();
   const int pair_count = attachments_.size();
-  report.contact_wrench.assign(world.bodies.size(), BodyWrench{});
+  report.contact_wrench = ZeroWrenches(world);
   std::vector<bool> keep(pair_count);
   std::vector<Vector3> relaxed(pair_count);
   std::vector<MeshPoint> relaxed_mesh(pair_count);
@@ -179,18 +179,21 @@ StepReport PenaltyFormulation::Step(World& world, double dt) {
     ++statistics_.active_pairs;
     if (force.sliding) ++statistics_.sliding_pairs;
     const rigid::Geometry& geometry = world.bodies[pair.body].geometries[pair.geometry];
-    report.contact_forces.push_back(ContactForce{pair.body, pair.geometry, force.relaxed_point, force.normal,
-                                                 force.force, geometry.friction_coefficient});
+    ContactForce record{pair.body, pair.geometry, force.relaxed_point, force.normal, force.force,
+                        geometry.friction_coefficient};
     // The touched body receives −f at Y; a rigid sample's body receives f at Z.
     BodyWrench& touched = report.contact_wrench[pair.body];
     touched.force -= force.force;
     touched.torque -= (force.relaxed_point - world.bodies[pair.body].pose.position).cross(force.force);
     if (pair.particle_kind == ParticleKind::kRigidSample) {
       const int owner = samples_[pair.particle].body;
+      record.other_body = owner;
+      record.other_point = force.particle_position;
       BodyWrench& sampled = report.contact_wrench[owner];
       sampled.force += force.force;
       sampled.torque += (force.particle_position - world.bodies[owner].pose.position).cross(force.force);
     }
+    report.contact_forces.push_back(record);
   }
   statistics_.pairs = pair_count;
   statistics_.pairs_created = system.pairs_created();
@@ -226,7 +229,7 @@ FormulationInfo PenaltyInfo() {
   return FormulationInfo{"penalty",
                          "implicit MPM and rigid bodies with penalty springs to relaxing attachments, stabilized Newton "
                          "with GMRES (seed 001)",
-                         PenaltyOptions::Specs(), &MakePenalty};
+                         PenaltyOptions::Specs(), &MakePenalty, /*resolves_rigid_contact=*/true};
 }
 
 }  // namespace contactlab::penalty

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <numbers>
+#include <sstream>
 
 #include "formulations/contact/particle_contacts.h"
+#include "formulations/dynamics/explicit_stability.h"
 #include "formulations/solvers/fixed_chunk_sum.h"
 #include "mpm/bspline.h"
 #include "mpm/transfers.h"
@@ -105,9 +107,16 @@ SubstepContactProblem BuildProblem(const mpm::SparseGrid& grid, const mpm::Parti
 std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
   const QuasiNewtonFormulationOptions defaults;
   std::vector<ParameterSpec> specs = {
-      {"quasi_newton.substeps", std::int64_t{defaults.substeps}, "1",
-       "MPM substeps N per rigid step; delta t = dt/N must stay below the explicit limit h/c (seed 003: N = 10 at 10 ms).",
-       Positive()},
+      AutoParameter("quasi_newton.substeps", std::int64_t{0}, "1",
+                    "MPM substeps N per rigid step; auto: the smallest N with (dt/N)(c + v_max)/h <= quasi_newton.cfl at "
+                    "each step (c: dilatational wave speed, v_max: fastest particle or rigid surface), the rule of "
+                    "hybrid_impulse; seed 003 uses N = 10 at 10 ms.",
+                    Positive()),
+      {"quasi_newton.cfl", defaults.cfl, "1",
+       "Courant number of the automatic substep, delta t (c + v_max)/h; 0.3 as hybrid_impulse.cfl.",
+       InClosedRange(1e-6, 1.0)},
+      {"quasi_newton.max_substeps", std::int64_t{defaults.max_substeps}, "1",
+       "Substeps allowed per step; a step that needs more is recorded as diverged.", Positive()},
       {"quasi_newton.relative_tolerance", defaults.solver.relative_tolerance, "1",
        "eps_r of the scaled stopping rule of Algorithm 1; seed 003 uses 5e-2 (1e-2 for the shake test).",
        NonNegative()},
@@ -143,7 +152,9 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
 
 QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(const ParameterSet& parameters) {
   QuasiNewtonFormulationOptions options;
-  options.substeps = static_cast<int>(parameters.GetInt("quasi_newton.substeps"));
+  options.substeps = static_cast<int>(parameters.GetOptionalInt("quasi_newton.substeps").value_or(0));
+  options.cfl = parameters.GetDouble("quasi_newton.cfl");
+  options.max_substeps = static_cast<int>(parameters.GetInt("quasi_newton.max_substeps"));
   options.solver.relative_tolerance = parameters.GetDouble("quasi_newton.relative_tolerance");
   options.solver.absolute_tolerance = parameters.GetDouble("quasi_newton.absolute_tolerance");
   options.solver.max_iterations = static_cast<int>(parameters.GetInt("quasi_newton.max_iterations"));
@@ -180,6 +191,34 @@ QuasiNewtonFormulation::QuasiNewtonFormulation(QuasiNewtonFormulationOptions opt
 
 QuasiNewtonFormulation::~QuasiNewtonFormulation() = default;
 
+int QuasiNewtonFormulation::ChooseSubsteps(const World& world, double dt) {
+  const dynamics::ExplicitSpeeds speeds = dynamics::MeasureExplicitSpeeds(world);
+  const double speed = speeds.total();
+  int substeps = options_.substeps;
+  if (substeps == 0) {
+    const double needed = speed > 0.0 ? std::ceil(dt * speed / (options_.cfl * world.grid_spacing)) : 1.0;
+    if (!std::isfinite(needed) || needed > options_.max_substeps) {
+      std::ostringstream message;
+      message << "quasi_newton: the explicit limit needs " << needed << " substeps at t = " << world.time
+              << " s (more than quasi_newton.max_substeps = " << options_.max_substeps << "): wave speed "
+              << speeds.wave_speed << " m/s, fastest particle " << speeds.max_particle_speed
+              << " m/s, fastest rigid surface " << speeds.max_body_surface_speed << " m/s";
+      throw SimulationDiverged(message.str());
+    }
+    substeps = std::max(1, static_cast<int>(needed));
+    used_substeps_.Observe(substeps);
+  }
+  used_courant_.Observe(dt / substeps * speed / world.grid_spacing);
+  return substeps;
+}
+
+std::vector<UsedParameter> QuasiNewtonFormulation::UsedParameters() const {
+  std::vector<UsedParameter> used;
+  if (used_substeps_.observed()) used.push_back(used_substeps_.used());
+  if (used_courant_.observed()) used.push_back(used_courant_.used());
+  return used;
+}
+
 QuasiNewtonResults QuasiNewtonFormulation::Solve(const SubstepContactProblem& problem) {
 #ifdef CONTACTLAB_WITH_CUDA
   if (cuda_solver_ != nullptr) return cuda_solver_->solver.Solve(problem, options_.solver);
@@ -193,7 +232,7 @@ StepReport QuasiNewtonFormulation::Step(World& world, double dt) {
   mpm::Particles& particles = world.particles;
   const double spacing = world.grid_spacing;
   if (grid_.spacing() != spacing) grid_ = mpm::SparseGrid(spacing);
-  const int substeps = options_.substeps;
+  const int substeps = ChooseSubsteps(world, dt);
   const double substep = dt / substeps;
   report.substeps = substeps;
 
@@ -201,7 +240,7 @@ StepReport QuasiNewtonFormulation::Step(World& world, double dt) {
   auto start = Clock::now();
   rigid_dofs_.Setup(world, dt);
   Eigen::VectorXd generalized_impulse = Eigen::VectorXd::Zero(rigid_dofs_.size());
-  report.contact_wrench.assign(world.bodies.size(), BodyWrench{});
+  report.contact_wrench = ZeroWrenches(world);
   statistics_.body_linear_impulse.assign(world.bodies.size(), mpm::Vector3::Zero());
   report.timings.rigid = SecondsSince(start);
 
@@ -330,7 +369,7 @@ std::unique_ptr<Formulation> MakeQuasiNewton(const ParameterSet& parameters) {
 FormulationInfo QuasiNewtonInfo() {
   return FormulationInfo{"quasi_newton",
                          "explicit MPM substeps weakly coupled to rigid bodies, block-diagonal quasi-Newton contact solve (seeds 002/003)",
-                         QuasiNewtonFormulationOptions::Specs(), &MakeQuasiNewton};
+                         QuasiNewtonFormulationOptions::Specs(), &MakeQuasiNewton, /*resolves_rigid_contact=*/false};
 }
 
 }  // namespace contactlab::quasi_newton

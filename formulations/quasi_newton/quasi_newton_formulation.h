@@ -28,9 +28,17 @@ namespace contactlab::quasi_newton {
 class CudaSolverHandle;  // the device solver when built with CUDA (opaque here)
 
 struct QuasiNewtonFormulationOptions {
-  // N, MPM substeps per rigid step [-]. The substep δt = Δt/N must satisfy the explicit
-  // limit δt ≲ h/c (c: dilatational wave speed); seed 003 uses N = 10 for Δt = 10 ms.
-  int substeps = 1;
+  // N, MPM substeps per rigid step [-]; 0 is "auto": at the start of every step the
+  // smallest N whose δt = Δt/N meets the explicit limit δt ≤ cfl · h / (c + v_max)
+  // (dynamics/explicit_stability.h), the rule `hybrid_impulse` substeps by. Seed 003 uses
+  // N = 10 at Δt = 10 ms for its dough (c ≈ 5 m/s at h = 1/64 m) and N = 1 at 0.1 ms for the
+  // squeezed cube; a fixed N beyond the limit diverges (spec Y3: k_d is explicit).
+  int substeps = 0;
+  // Courant number of the automatic substep [-]: 0.3, as `hybrid_impulse.cfl`, so both
+  // explicit formulations run at the same stability margin.
+  double cfl = 0.3;
+  // A step that needs more substeps than this is recorded as diverged (speeds blew up).
+  int max_substeps = 100000;
   // ε_r, ε_a, iteration cap and line search of Algorithm 1.
   QuasiNewtonOptions solver;
   // Distance, as a fraction of h, within which particles outside a rigid surface become gap
@@ -81,11 +89,14 @@ class QuasiNewtonFormulation final : public Formulation {
   ~QuasiNewtonFormulation() override;
   std::string_view name() const override { return "quasi_newton"; }
   StepReport Step(World& world, double dt) override;
+  std::vector<UsedParameter> UsedParameters() const override;
 
   const QuasiNewtonStepStatistics& last_step() const { return statistics_; }
   const QuasiNewtonFormulationOptions& options() const { return options_; }
 
  private:
+  // N for a step of dt: quasi_newton.substeps, or the explicit limit at the step's start.
+  int ChooseSubsteps(const World& world, double dt);
   // Solves one substep's contact problem on the chosen backend.
   QuasiNewtonResults Solve(const SubstepContactProblem& problem);
 
@@ -95,6 +106,11 @@ class QuasiNewtonFormulation final : public Formulation {
   mpm::SparseGrid grid_;
   sap::RigidDofs rigid_dofs_;
   QuasiNewtonStepStatistics statistics_;
+  UsedParameterTracker used_substeps_{"quasi_newton.substeps",
+                                      "smallest N with (Δt/N)(c + v_max)/h <= quasi_newton.cfl, per step"};
+  // Courant number (δt (c + v_max) / h) the substeps actually ran at, whether N was given or derived.
+  UsedParameterTracker used_courant_{"quasi_newton.substep_courant_number",
+                                     "δt (c + v_max) / h at the start of each step"};
 };
 
 FormulationInfo QuasiNewtonInfo();

@@ -330,7 +330,7 @@ StepReport SapFormulation::Step(World& world, double dt) {
   // 6a. Rigid bodies: v⁺ = v* + A⁻¹ Jᵀγ, then positions; contact loads per body.
   start = Clock::now();
   Eigen::VectorXd rigid_impulse = Eigen::VectorXd::Zero(rigid_size);
-  report.contact_wrench.assign(world.bodies.size(), BodyWrench{});
+  report.contact_wrench = ZeroWrenches(world);
   for (int c = 0; c < contact_count; ++c) {
     const contact::ParticleContact& point = contacts[c];
     const Vector3 impulse_on_body = -(point.frame * impulses[c]);  // −R_WC γ at x_p
@@ -382,7 +382,7 @@ std::unique_ptr<Formulation> MakeSap(const ParameterSet& parameters) {
 FormulationInfo SapInfo() {
   return FormulationInfo{"sap",
                          "implicit MPM and rigid bodies in one convex contact problem solved by SAP (seed 000)",
-                         SapOptions::Specs(), &MakeSap};
+                         SapOptions::Specs(), &MakeSap, /*resolves_rigid_contact=*/false};
 }
 
 }  // namespace contactlab::sap
