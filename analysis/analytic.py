@@ -17,6 +17,7 @@ __all__ = [
     "ball_on_slope_displacement",
     "ball_on_slope_velocity",
     "ball_on_slope_spin",
+    "ball_on_slope_spin_ratio",
 ]
 
 
@@ -72,3 +73,17 @@ def ball_on_slope_spin(t, mu, slope_angle_deg, radius, gravity=9.81):
     slip = 5.0 * np.asarray(mu, dtype=float) * gravity * np.cos(theta) * t / (2.0 * radius)
     roll = 5.0 / 7.0 * gravity * t * np.sin(theta) / radius
     return np.where(_rolls(mu, slope_angle_deg), roll, slip)
+
+
+def ball_on_slope_spin_ratio(mu, slope_angle_deg):
+    """Spin ratio ωr/v [1] of the ball for t > 0 (constant in time).
+
+    Rolling: 1. Slipping: ω r / v = (5 μ g cosθ t / 2) / (g (sinθ − μ cosθ) t)
+    = 2.5 μ cosθ / (sinθ − μ cosθ), which is 0 without friction and below 1 up to the
+    threshold (it reaches 1 exactly at μ = 2/7·tanθ).
+    """
+    theta = np.deg2rad(slope_angle_deg)
+    mu = np.asarray(mu, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):  # the slip branch where μ ≥ tanθ
+        slip = 2.5 * mu * np.cos(theta) / (np.sin(theta) - mu * np.cos(theta))
+    return np.where(_rolls(mu, slope_angle_deg), 1.0, slip)

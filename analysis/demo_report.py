@@ -13,7 +13,8 @@ from .tables import print_demo_table
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python3 -m analysis.demo_report",
-        description="Table of formulation, mu, regime, max relative error, spin ratio and wall time.")
+        description="Table of formulation, mu, status, regime, max relative error, spin ratio "
+                    "with its expected value, wall time and, for runs not ok, their message.")
     parser.add_argument("paths", nargs="+", metavar="RUN_DIR_OR_FILE",
                         help="directories (searched for *.h5) or run files")
     args = parser.parse_args(argv)

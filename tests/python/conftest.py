@@ -14,7 +14,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from analysis.analytic import ball_on_slope_displacement, ball_on_slope_regime  # noqa: E402
+from analysis.analytic import (ball_on_slope_displacement, ball_on_slope_regime,  # noqa: E402
+                               ball_on_slope_spin, ball_on_slope_spin_ratio,
+                               ball_on_slope_velocity)
 
 BALL_ON_SLOPE_PARAMS = {  # key: (value, unit)
     "radius": (0.1, "m"), "density": (1000.0, "kg/m^3"), "youngs_modulus": (1.0e6, "Pa"),
@@ -29,7 +31,10 @@ def write_run(path, *, scenario="ball_on_slope", formulation="hybrid_impulse", m
               wall_s=1.5, extra_params=None):
     """Write a run file that follows schema contactlab-run/1 exactly; return its path.
 
-    The numeric displacement is the analytic one times (1 + 1e-3), so max_rel_error = 1e-3.
+    The ball_on_slope series of the real scenario: com_displacement, com_velocity and spin
+    (along the slope / about the rolling axis) with their analytic solutions, and the (N, 3)
+    slope_contact_force. Every numeric series is the analytic one times (1 + 1e-3), so
+    max_rel_error = 1e-3 and the spin ratio ωr/v is the analytic one.
     ``fixed_length_strings`` stores the root attributes as fixed-length byte strings, as an
     HDF5 C-API writer may do.
     """
@@ -40,6 +45,9 @@ def write_run(path, *, scenario="ball_on_slope", formulation="hybrid_impulse", m
     time = np.linspace(0.0, duration, steps + 1)
     exact = ball_on_slope_displacement(time, mu, angle, gravity)
     numeric = exact * (1.0 + 1.0e-3)
+    velocity = ball_on_slope_velocity(time, mu, angle, gravity)
+    spin = ball_on_slope_spin(time, mu, angle, params["radius"], gravity)
+    spin_ratio = float(ball_on_slope_spin_ratio(mu, angle))
     regime = ball_on_slope_regime(mu, angle)
     config = (f'scenario = "{scenario}"\nformulation = "{formulation}"\n'
               + "".join(f"{key} = {value!r}\n" for key, value in params.items()))
@@ -75,8 +83,14 @@ def write_run(path, *, scenario="ball_on_slope", formulation="hybrid_impulse", m
                "centre-of-mass displacement along the slope")
         series("analytic", "com_displacement", exact, "m",
                "seed 000 eq. 27 (sin θ corrected)")
-        series("timeseries", "com_velocity", np.stack([time, -time, 0 * time], axis=1), "m/s",
-               "centre-of-mass velocity", columns="x,y,z")
+        series("timeseries", "com_velocity", velocity * (1.0 + 1.0e-3), "m/s",
+               "centre-of-mass velocity along the slope")
+        series("analytic", "com_velocity", velocity, "m/s", "rigid ball on a rigid slope")
+        series("timeseries", "spin", spin * (1.0 + 1.0e-3), "rad/s",
+               "ball angular velocity about the rolling axis n x d")
+        series("analytic", "spin", spin, "rad/s", "slip: 5 mu g cos(theta) t / (2 r); roll: v / r")
+        series("timeseries", "slope_contact_force", np.stack([time, -time, 0 * time], axis=1),
+               "N", "contact force the ball exerts on the slope (world)", columns="x,y,z")
 
         log = f.create_group("solver_log")
         n = len(time)
@@ -97,8 +111,8 @@ def write_run(path, *, scenario="ball_on_slope", formulation="hybrid_impulse", m
         if scenario == "ball_on_slope":
             s.attrs["max_rel_error"] = 1.0e-3
             s.attrs["regime"] = regime
-            s.attrs["final_spin_ratio"] = 0.5
-            s.attrs["expected_spin_ratio"] = 1.0
+            s.attrs["final_spin_ratio"] = spin_ratio
+            s.attrs["expected_spin_ratio"] = spin_ratio
     return Path(path)
 
 

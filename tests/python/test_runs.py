@@ -1,5 +1,6 @@
 """Reading run files, the demo table and the ball_on_slope figure, on synthetic runs."""
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -50,26 +51,29 @@ def test_every_accessor(make_run, fixed_length_strings):
     assert run.config_text.startswith('scenario = "ball_on_slope"\n')
     assert "mu = 0.2\n" in run.config_text
     assert run.summary == {"steps": 100, "wall_s": 1.5, "status": "ok", "message": "",
-                           "max_rel_error": 1.0e-3, "regime": "slip", "final_spin_ratio": 0.5,
-                           "expected_spin_ratio": 1.0}
+                           "max_rel_error": 1.0e-3, "regime": "slip",
+                           "final_spin_ratio": pytest.approx(0.625),
+                           "expected_spin_ratio": pytest.approx(0.625)}
 
-    assert run.series_names() == ["com_displacement", "com_velocity"]
-    assert run.analytic_names() == ["com_displacement"]
+    assert run.series_names() == ["com_displacement", "com_velocity", "slope_contact_force",
+                                  "spin"]
+    assert run.analytic_names() == ["com_displacement", "com_velocity", "spin"]
     time, value = run.series("com_displacement")
     ref_time, ref_value = run.analytic("com_displacement")
     assert time.shape == value.shape == ref_value.shape == (101,)
     np.testing.assert_array_equal(time, ref_time)
     np.testing.assert_allclose(ref_value, ball_on_slope_displacement(time, 0.2, 45.0), rtol=1e-15)
     np.testing.assert_allclose(value, ref_value * 1.001, rtol=1e-15)
-    assert run.series("com_velocity")[1].shape == (101, 3)
-    assert run.series_info("com_velocity") == {"unit": "m/s", "columns": ["x", "y", "z"],
-                                                "description": "centre-of-mass velocity"}
+    assert run.series("slope_contact_force")[1].shape == (101, 3)
+    assert run.series_info("slope_contact_force") == {
+        "unit": "N", "columns": ["x", "y", "z"],
+        "description": "contact force the ball exerts on the slope (world)"}
     assert run.series_info("com_displacement")["columns"] == []
     assert run.series_info("com_displacement", group="analytic")["unit"] == "m"
     with pytest.raises(KeyError, match="no /timeseries/energy"):
         run.series("energy")
-    with pytest.raises(KeyError, match="no /analytic/com_velocity"):
-        run.analytic("com_velocity")
+    with pytest.raises(KeyError, match="no /analytic/slope_contact_force"):
+        run.analytic("slope_contact_force")
 
     log = run.solver_log()
     assert set(log) == SOLVER_LOG_KEYS
@@ -126,19 +130,38 @@ def test_demo_table_rows(make_run, capsys):
                       make_run("c.h5", scenario="drop_cube", mu=0.5)])
     rows = demo_table(runs)
     assert [tuple(row) for row in rows] == [
-        ("hybrid_impulse", 0.0, "slip", 1.0e-3, 0.5, 1.0, 1.5),
-        ("sap", 0.6, "roll", 1.0e-3, 0.5, 1.0, 12.25),
-        ("hybrid_impulse", 0.5, None, None, None, None, 1.5)]
+        ("hybrid_impulse", 0.0, "diverged", "slip", 1.0e-3, 0.0, 0.0, 1.5, "blew up"),
+        ("sap", 0.6, "ok", "roll", 1.0e-3, 1.0, 1.0, 12.25, ""),
+        ("hybrid_impulse", 0.5, "ok", None, None, None, None, 1.5, "")]
     assert rows[0].max_rel_error == 1.0e-3
     lines = format_demo_table(rows).splitlines()
-    assert lines[0].split() == ["formulation", "mu", "regime", "max", "rel.", "error", "spin",
-                                "wr/v", "expected", "wall", "time", "[s]"]
-    assert lines[2].split() == ["hybrid_impulse", "0", "slip", "1.000e-03", "0.500", "1.000",
-                                "1.50"]
-    assert lines[4].split() == ["hybrid_impulse", "0.5", "-", "-", "-", "-", "1.50"]
-    assert len({len(line) for line in lines[:4]}) == 1  # aligned
+    assert lines[0].split() == ["formulation", "mu", "status", "regime", "max", "rel.", "error",
+                                "spin", "wr/v", "expected", "wall", "time", "[s]", "message"]
+    assert lines[2].split() == ["hybrid_impulse", "0", "diverged", "slip", "1.000e-03", "0.000",
+                                "0.000", "1.50", "blew", "up"]
+    assert lines[3].split() == ["sap", "0.6", "ok", "roll", "1.000e-03", "1.000", "1.000",
+                                "12.25"]
+    assert lines[4].split() == ["hybrid_impulse", "0.5", "ok", "-", "-", "-", "-", "1.50"]
+    # Aligned: on every line the right-aligned wall time column ends where the message
+    # column (the last, left-aligned) begins, less the two-space gap.
+    start = lines[0].index("message")
+    assert all(len(line[:start].rstrip()) == start - 2 for line in lines)
     print_demo_table(runs)
-    assert "note: a.h5: diverged: blew up" in capsys.readouterr().out
+    assert "diverged  slip" in capsys.readouterr().out
+
+
+def test_demo_table_of_a_blow_up_stays_readable(make_run):
+    """A diverged run's summary may hold 1e43: exponent form, not 44 digits, and a multi-line
+    message on one line."""
+    path = make_run("d.h5", mu=0.3, status="diverged", message="step 43:\n|v| > 1e30")
+    with h5py.File(path, "r+") as f:
+        f["summary"].attrs["final_spin_ratio"] = -4.7e43
+        f["summary"].attrs["max_rel_error"] = math.inf
+    (row,) = demo_table(load_runs(path))
+    assert row.message == "step 43: |v| > 1e30"
+    line = format_demo_table([row]).splitlines()[2]
+    assert line.split() == ["hybrid_impulse", "0.3", "diverged", "roll", "inf", "-4.700e+43",
+                            "1.000", "1.50", "step", "43:", "|v|", ">", "1e30"]
 
 
 def _module(*args):
@@ -150,8 +173,8 @@ def test_demo_report_cli(tmp_path, make_run):
     make_run("x.h5", mu=0.3)
     result = _module("analysis.demo_report", str(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[2].split() == ["hybrid_impulse", "0.3", "roll",
-                                                     "1.000e-03", "0.500", "1.000", "1.50"]
+    assert result.stdout.splitlines()[2].split() == ["hybrid_impulse", "0.3", "ok", "roll",
+                                                     "1.000e-03", "1.000", "1.000", "1.50"]
 
 
 def test_figure_from_two_runs(tmp_path, make_run):
@@ -163,6 +186,95 @@ def test_figure_from_two_runs(tmp_path, make_run):
     assert result.returncode == 0, result.stderr
     data = out.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
+
+
+def _blow_up(path, at):
+    """From time ``at`` on, the run's displacement, velocity and spin read -4.7e43 (NaN at
+    the last sample), as a diverged run's file does."""
+    with h5py.File(path, "r+") as f:
+        for name in ("com_displacement", "com_velocity", "spin"):
+            group = f["timeseries"][name]
+            time, value = group["time"][()], group["value"][()]
+            value[time >= at] = -4.7e43
+            value[-1] = np.nan
+            group["value"][...] = value
+    return path
+
+
+@pytest.fixture
+def demo_runs(tmp_path, make_run):
+    """Two formulations × μ ∈ {0, 0.2, 0.3, 0.6}: penalty μ = 0.6 recorded as diverged
+    (huge values from t = 0.43 s), sap μ = 0.3 blowing up at t = 0.71 s with status ok."""
+    for formulation in ("sap", "penalty"):
+        for mu in (0.0, 0.2, 0.3, 0.6):
+            diverged = (formulation, mu) == ("penalty", 0.6)
+            path = make_run(f"{formulation}_mu{mu}.h5", formulation=formulation, mu=mu,
+                            status="diverged" if diverged else "ok",
+                            message="step 43: |v| > 1e30 m/s" if diverged else "")
+            if diverged:
+                _blow_up(path, 0.43)
+            elif (formulation, mu) == ("sap", 0.3):
+                _blow_up(path, 0.71)
+    return tmp_path
+
+
+def test_figure_limits_come_from_the_analytic_range_not_a_blow_up(demo_runs):
+    import matplotlib.pyplot as plt
+
+    from analysis.figures import ball_on_slope
+
+    fig = ball_on_slope.draw(load_runs(demo_runs))
+    try:
+        assert len(fig.axes) == 4  # a row per formulation: displacement, spin ratio
+        largest = float(ball_on_slope_displacement(1.0, 0.0, 45.0))  # μ = 0 at t = 1 s
+        for ax in fig.axes[0::2]:  # displacement: analytic range [0, 3.47 m] plus margins
+            low, high = ax.get_ylim()
+            assert -0.5 * largest <= low <= 0.0 and largest <= high <= 2.0 * largest, (low, high)
+            for line in ax.get_lines():  # nothing drawn off-scale
+                assert np.all(np.abs(line.get_ydata()) <= 1.01 * largest)
+        for ax in fig.axes[1::2]:  # spin ratio: analytic values in [0, 1]
+            low, high = ax.get_ylim()
+            assert -1.0 <= low <= 0.0 and 1.0 <= high <= 2.0, (low, high)
+        titles = [ax.get_title() for ax in fig.axes]
+        assert titles == [f"{formulation}: {panel} (1 diverged)"
+                          for formulation in ("penalty", "sap")
+                          for panel in ("displacement", "spin ratio ωr/v")]
+        labels = [text.get_text() for ax in fig.axes for text in ax.get_legend().get_texts()]
+        assert "μ = 0.6 (roll) diverged at t = 0.43 s" in labels
+        assert "μ = 0.3 (roll) diverged at t = 0.71 s" in labels
+        assert "μ = 0.2 (slip) max rel. error 1.0e-03" in labels
+        assert "μ = 0.2: expected 0.625, final 0.625" in labels
+        # The diverged runs are drawn up to their divergence time.
+        penalty_u = fig.axes[0].get_lines()
+        drawn = [line for line in penalty_u if line.get_label().startswith("μ = 0.6")][0]
+        assert 0.4 < drawn.get_xdata().max() < 0.43
+    finally:
+        plt.close(fig)
+
+
+def test_figure_of_a_run_diverged_in_range_and_one_diverged_at_once(tmp_path, make_run):
+    import matplotlib.pyplot as plt
+
+    from analysis.figures import ball_on_slope
+
+    make_run("ok.h5", mu=0.2)
+    make_run("stopped.h5", mu=0.3, status="diverged", message="Newton failed")  # data in range
+    _blow_up(make_run("at_once.h5", mu=0.6, status="diverged", message="NaN"), 0.0)
+    fig = ball_on_slope.draw(load_runs(tmp_path))
+    try:
+        labels = [text.get_text() for text in fig.axes[0].get_legend().get_texts()]
+        assert "μ = 0.3 (roll) diverged at t = 1 s" in labels  # its last recorded time
+        assert "μ = 0.6 (roll) diverged at t = 0 s (not plotted)" in labels
+        assert fig.axes[0].get_ylim()[1] < 2.0 * float(ball_on_slope_displacement(1.0, 0.2, 45.0))
+    finally:
+        plt.close(fig)
+
+
+def test_figure_cli_with_a_diverged_run(demo_runs):
+    out = demo_runs / "fig.png"
+    result = _module("analysis.figures.ball_on_slope", str(demo_runs), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
 def test_figure_without_ball_on_slope_runs_fails_in_one_line(tmp_path, make_run):
