@@ -18,6 +18,7 @@ namespace contactlab::penalty {
 struct RigidSample {
   int body = -1;
   mpm::Vector3 position_in_body = mpm::Vector3::Zero();  // [m], body frame (origin at the COM)
+  double mass = 0.0;  // the sample's share of its body's mass, M / (samples of the body) [kg]
 };
 
 enum class ParticleKind : std::uint8_t { kMpm, kRigidSample };
@@ -29,6 +30,7 @@ struct ContactPair {
   int geometry = -1;   // ... and its geometry index
   mpm::Vector3 attachment = mpm::Vector3::Zero();  // X, geometry frame [m]
   MeshPoint mesh_attachment;                       // X on the geometry's triangle mesh, if relaxed as one
+  double stiffness = 0.0;  // k of this pair's spring [N/m], fixed during a step (PenaltyContactOptions)
 };
 
 class AttachmentTable {
@@ -45,8 +47,9 @@ class AttachmentTable {
   bool Insert(const ContactPair& pair);
   // End of step (spec §2.12): pairs with keep[k] take their relaxed attachment, the others
   // are removed. `relaxed` and `relaxed_mesh` are indexed like the pairs.
+  // `next_stiffness` (indexed like the pairs) is each kept pair's k for the next step.
   void CommitAndPrune(const std::vector<bool>& keep, const std::vector<mpm::Vector3>& relaxed,
-                      const std::vector<MeshPoint>& relaxed_mesh);
+                      const std::vector<MeshPoint>& relaxed_mesh, const std::vector<double>& next_stiffness);
   void Clear() {
     pairs_.clear();
     index_.clear();

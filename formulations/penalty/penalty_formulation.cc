@@ -26,14 +26,20 @@ Preconditioner ParsePreconditioner(const std::string& text) {
 std::vector<ParameterSpec> PenaltyOptions::Specs() {
   const PenaltyOptions defaults;
   return {
-      {"penalty.stiffness", defaults.contact.particle_stiffness, "N/m",
-       "Spring stiffness k of MPM-particle contacts, absolute per pair (spec A1); 1e3 keeps the static penetration of "
-       "0.1 m, 1000 kg/m^3 blocks near 0.1 mm at h = 0.02 m. Report penetration with it.",
-       Positive()},
-      {"penalty.rigid_stiffness", defaults.contact.rigid_stiffness, "N/m",
-       "Spring stiffness k of rigid-surface-sample contacts (seed 001 uses a separate k per contact kind); 1e4 keeps a "
-       "0.5 kg sphere resting on one or two samples within about 0.5 mm.",
-       Positive()},
+      AutoParameter("penalty.stiffness", 0.0, "N/m",
+                    "Spring stiffness k of MPM-particle contacts (seed 001 sets an absolute k per experiment). auto: per "
+                    "pair the stiffer of m_p (2 pi/dt)^2 (a spring of period dt on the particle mass, which Newton "
+                    "resolves in a few iterations) and |f|/(penalty.penetration_fraction h), f the pair's force at the end "
+                    "of the previous step (a loaded pair settles that fraction of h deep). A number sets k for every pair.",
+                    Positive()),
+      AutoParameter("penalty.rigid_stiffness", 0.0, "N/m",
+                    "Spring stiffness k of rigid-surface-sample contacts (seed 001 uses a separate k per contact kind). "
+                    "auto: the rule of penalty.stiffness with the sample's share M/N of its body mass.",
+                    Positive()),
+      {"penalty.penetration_fraction", defaults.contact.penetration_fraction, "1",
+       "Penetration of a loaded pair under the auto stiffness, as a fraction of h: 1% keeps resting contact far below "
+       "the grid scale.",
+       InHalfOpenRange(1e-6, 1.0)},
       {"penalty.newton_tolerance", defaults.newton_tolerance, "1",
        "Newton stops when the mass-weighted residual falls below this fraction of sqrt(total mass) times the per-step "
        "gravity velocity change (spec A2, relative form).",
@@ -63,8 +69,9 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
 
 PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
   PenaltyOptions options;
-  options.contact.particle_stiffness = parameters.GetDouble("penalty.stiffness");
-  options.contact.rigid_stiffness = parameters.GetDouble("penalty.rigid_stiffness");
+  options.contact.particle_stiffness = parameters.GetOptionalDouble("penalty.stiffness").value_or(0.0);
+  options.contact.rigid_stiffness = parameters.GetOptionalDouble("penalty.rigid_stiffness").value_or(0.0);
+  options.contact.penetration_fraction = parameters.GetDouble("penalty.penetration_fraction");
   options.contact.box_as_mesh = parameters.GetString("penalty.box_relaxation") == "mesh";
   options.newton_tolerance = parameters.GetDouble("penalty.newton_tolerance");
   options.newton.max_iterations = static_cast<int>(parameters.GetInt("penalty.max_newton_iterations"));
@@ -90,11 +97,32 @@ void PenaltyFormulation::BuildRigidSamples(const World& world) {
     for (const rigid::Geometry& geometry : body.geometries) {
       if (!geometry.shape.IsBounded()) continue;
       for (const rigid::SurfaceSample& sample : geometry.shape.SampleSurface(spacing)) {
-        samples_.push_back({b, geometry.pose_in_body.TransformPoint(sample.position)});
+        samples_.push_back({b, geometry.pose_in_body.TransformPoint(sample.position), 0.0});
       }
     }
   }
+  // Each sample carries an equal share of its body's mass (for the derived stiffness).
+  std::vector<int> count(world.bodies.size(), 0);
+  for (const RigidSample& sample : samples_) ++count[sample.body];
+  for (RigidSample& sample : samples_) sample.mass = world.bodies[sample.body].mass / count[sample.body];
   samples_built_ = true;
+}
+
+double PenaltyFormulation::NextStiffness(const World& world, const ContactPair& pair, double force, double dt) const {
+  const bool is_mpm = pair.particle_kind == ParticleKind::kMpm;
+  const double given = is_mpm ? options_.contact.particle_stiffness : options_.contact.rigid_stiffness;
+  if (given > 0.0) return given;
+  const double mass = is_mpm ? world.particles.mass[pair.particle] : samples_[pair.particle].mass;
+  return DerivedPairStiffness(mass, force, dt, world.grid_spacing, options_.contact.penetration_fraction);
+}
+
+std::vector<UsedParameter> PenaltyFormulation::UsedParameters() const {
+  std::vector<UsedParameter> used;
+  if (options_.contact.particle_stiffness == 0.0 && used_stiffness_.observed()) used.push_back(used_stiffness_.used());
+  if (options_.contact.rigid_stiffness == 0.0 && used_rigid_stiffness_.observed()) {
+    used.push_back(used_rigid_stiffness_.used());
+  }
+  return used;
 }
 
 StepReport PenaltyFormulation::Step(World& world, double dt) {
@@ -169,13 +197,16 @@ StepReport PenaltyFormulation::Step(World& world, double dt) {
   std::vector<bool> keep(pair_count);
   std::vector<Vector3> relaxed(pair_count);
   std::vector<MeshPoint> relaxed_mesh(pair_count);
+  std::vector<double> next_stiffness(pair_count);
   for (int k = 0; k < pair_count; ++k) {
     const ContactPair& pair = attachments_.pair(k);
     const PairForce& force = forces[k];
     keep[k] = force.active;
     relaxed[k] = force.relaxed_local;
     relaxed_mesh[k] = force.relaxed_mesh_point;
+    next_stiffness[k] = NextStiffness(world, pair, force.force.norm(), dt);
     if (!force.active) continue;
+    (pair.particle_kind == ParticleKind::kMpm ? used_stiffness_ : used_rigid_stiffness_).Observe(pair.stiffness);
     ++statistics_.active_pairs;
     if (force.sliding) ++statistics_.sliding_pairs;
     const rigid::Geometry& geometry = world.bodies[pair.body].geometries[pair.geometry];
@@ -197,7 +228,7 @@ StepReport PenaltyFormulation::Step(World& world, double dt) {
   }
   statistics_.pairs = pair_count;
   statistics_.pairs_created = system.pairs_created();
-  attachments_.CommitAndPrune(keep, relaxed, relaxed_mesh);
+  attachments_.CommitAndPrune(keep, relaxed, relaxed_mesh, next_stiffness);
   world.time += dt;
 
   // Report.

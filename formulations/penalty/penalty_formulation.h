@@ -58,6 +58,7 @@ class PenaltyFormulation final : public Formulation {
   explicit PenaltyFormulation(PenaltyOptions options);
   std::string_view name() const override { return "penalty"; }
   StepReport Step(World& world, double dt) override;
+  std::vector<UsedParameter> UsedParameters() const override;
 
   const PenaltyStepStatistics& last_step() const { return statistics_; }
   const AttachmentTable& attachments() const { return attachments_; }
@@ -65,6 +66,9 @@ class PenaltyFormulation final : public Formulation {
  private:
   // Surface samples of every body with dynamics, made once (bodies never change shape).
   void BuildRigidSamples(const World& world);
+  // k of a kept pair for the next step: the given stiffness, or DerivedPairStiffness with the
+  // force |f| [N] the pair ends this step with.
+  double NextStiffness(const World& world, const ContactPair& pair, double force, double dt) const;
 
   PenaltyOptions options_;
   mpm::SparseGrid grid_;
@@ -74,6 +78,10 @@ class PenaltyFormulation final : public Formulation {
   std::vector<RigidSample> samples_;
   bool samples_built_ = false;
   PenaltyStepStatistics statistics_;
+  UsedParameterTracker used_stiffness_{"penalty.stiffness",
+                                       "per pair max(m_p (2 pi/dt)^2, |f_prev|/(penetration_fraction h)) over active pairs"};
+  UsedParameterTracker used_rigid_stiffness_{
+      "penalty.rigid_stiffness", "per pair max(m_s (2 pi/dt)^2, |f_prev|/(penetration_fraction h)), m_s = M/N_samples"};
 };
 
 FormulationInfo PenaltyInfo();

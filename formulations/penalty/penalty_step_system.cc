@@ -2,12 +2,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "formulations/penalty/mesh_relaxation.h"
 #include "formulations/penalty/relaxation.h"
 #include "mpm/bspline.h"
 
 namespace contactlab::penalty {
+
+double DerivedPairStiffness(double mass, double previous_force, double dt, double h, double fraction) {
+  const double angular_frequency = 2.0 * std::numbers::pi / dt;
+  return std::max(mass * angular_frequency * angular_frequency, previous_force / (fraction * h));
+}
+
+double PenaltyStepSystem::InitialStiffness(ParticleKind kind, int particle) const {
+  const bool is_mpm = kind == ParticleKind::kMpm;
+  const double given = is_mpm ? options_.particle_stiffness : options_.rigid_stiffness;
+  if (given > 0.0) return given;
+  const double mass = is_mpm ? world_.particles.mass[particle] : samples_[particle].mass;
+  return DerivedPairStiffness(mass, 0.0, dt_, world_.grid_spacing, options_.penetration_fraction);
+}
 namespace {
 
 using RowMatrix3X = Eigen::Matrix<double, 3, Eigen::Dynamic>;
@@ -255,6 +269,7 @@ int PenaltyStepSystem::DetectNewPairs(const Eigen::VectorXd& x) {
       pair.particle = particle;
       pair.body = frame.body;
       pair.geometry = frame.geometry;
+      pair.stiffness = InitialStiffness(kind, particle);
       const TriangleMesh& mesh = box_meshes_[frame.body][frame.geometry];
       if (!mesh.triangles.empty()) {
         pair.mesh_attachment = ClosestPointOnMesh(mesh, local);
@@ -290,7 +305,7 @@ void PenaltyStepSystem::EvaluatePair(int pair_index, const Eigen::VectorXd& x,
   Vector3 particle_position;
   Vector3 arm = Vector3::Zero();  // Z − c_a for a rigid sample of body a
   int particle_body = -1;
-  double stiffness = options_.particle_stiffness;
+  const double stiffness = pair.stiffness;
   if (is_mpm) {
     particle_position = MpmParticlePosition(pair.particle, x);
   } else {
@@ -298,7 +313,6 @@ void PenaltyStepSystem::EvaluatePair(int pair_index, const Eigen::VectorXd& x,
     particle_body = sample.body;
     arm = motions[particle_body].rotation * sample.position_in_body;
     particle_position = motions[particle_body].position + arm;
-    stiffness = options_.rigid_stiffness;
   }
 
   // 2. Relax the attachment in the geometry's frame (spec §2.3–2.5) and form the spring.

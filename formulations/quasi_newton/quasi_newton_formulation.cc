@@ -124,14 +124,18 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
        "eps_a of the stopping rule; seed 003 sets it to machine epsilon.", NonNegative()},
       {"quasi_newton.max_iterations", std::int64_t{defaults.solver.max_iterations}, "1",
        "Quasi-Newton iterations per substep before it is reported unconverged (spec Y1: 2000).", Positive()},
-      {"quasi_newton.contact_margin", defaults.contact_margin, "1",
-       "Distance, as a fraction of h, within which particles outside a rigid surface become gap contacts (0: inside only, as seed 003).",
-       NonNegative()},
+      AutoParameter("quasi_newton.contact_margin", 0.0, "1",
+                    "Distance, as a fraction of h, within which particles outside a rigid surface become gap contacts (0: "
+                    "inside only, as seed 003, which flickers in resting contact). auto: max(0.05, delta t (v_particle + g "
+                    "dt)/h), the farthest a particle closes on a surface in one substep.",
+                    NonNegative()),
       {"quasi_newton.stiffness_rule", std::string(defaults.stiffness_rule), "",
        "Per-contact k = (2 pi/(beta dt))^2 m with m = 1/w (near_rigid, spec A1) or the particle mass (near_rigid_particle_mass, softer); fixed: contact.stiffness.",
        OneOf({"near_rigid", "near_rigid_particle_mass", "fixed"})},
       {"quasi_newton.grid_update", std::string(defaults.grid_update), "",
-       "solver_velocity: the grid keeps the solver's v (seed 003); impulse: v = v* + M^-1 J^T gamma, exact momentum exchange at any tolerance.",
+       "impulse: v = v* + M^-1 J^T gamma, exact momentum exchange at any tolerance (default: with the solver's v at "
+       "eps_r 5e-2 the squeezed cube's panel forces sum to 1.045 m g); solver_velocity: the grid keeps the solver's v "
+       "(seed 003's Algorithm 1).",
        OneOf({"solver_velocity", "impulse"})},
       {"quasi_newton.backend", std::string(defaults.backend), "",
        "cpu: OpenMP solver; cuda: the quasi-Newton solve on the GPU (CUDA build and a device required).",
@@ -158,7 +162,7 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   options.solver.relative_tolerance = parameters.GetDouble("quasi_newton.relative_tolerance");
   options.solver.absolute_tolerance = parameters.GetDouble("quasi_newton.absolute_tolerance");
   options.solver.max_iterations = static_cast<int>(parameters.GetInt("quasi_newton.max_iterations"));
-  options.contact_margin = parameters.GetDouble("quasi_newton.contact_margin");
+  options.contact_margin = parameters.GetOptionalDouble("quasi_newton.contact_margin").value_or(-1.0);
   options.backend = parameters.GetString("quasi_newton.backend");
   options.stiffness_rule = parameters.GetString("quasi_newton.stiffness_rule");
   options.grid_update = parameters.GetString("quasi_newton.grid_update");
@@ -191,8 +195,7 @@ QuasiNewtonFormulation::QuasiNewtonFormulation(QuasiNewtonFormulationOptions opt
 
 QuasiNewtonFormulation::~QuasiNewtonFormulation() = default;
 
-int QuasiNewtonFormulation::ChooseSubsteps(const World& world, double dt) {
-  const dynamics::ExplicitSpeeds speeds = dynamics::MeasureExplicitSpeeds(world);
+int QuasiNewtonFormulation::ChooseSubsteps(const World& world, double dt, const dynamics::ExplicitSpeeds& speeds) {
   const double speed = speeds.total();
   int substeps = options_.substeps;
   if (substeps == 0) {
@@ -212,9 +215,19 @@ int QuasiNewtonFormulation::ChooseSubsteps(const World& world, double dt) {
   return substeps;
 }
 
+double QuasiNewtonFormulation::ContactMargin(const World& world, double dt, double substep,
+                                             const dynamics::ExplicitSpeeds& speeds) {
+  if (options_.contact_margin >= 0.0) return options_.contact_margin * world.grid_spacing;
+  const double margin =
+      std::max(0.05 * world.grid_spacing, substep * (speeds.max_particle_speed + world.gravity.norm() * dt));
+  used_margin_.Observe(margin / world.grid_spacing);
+  return margin;
+}
+
 std::vector<UsedParameter> QuasiNewtonFormulation::UsedParameters() const {
   std::vector<UsedParameter> used;
   if (used_substeps_.observed()) used.push_back(used_substeps_.used());
+  if (used_margin_.observed()) used.push_back(used_margin_.used());
   if (used_courant_.observed()) used.push_back(used_courant_.used());
   return used;
 }
@@ -232,9 +245,11 @@ StepReport QuasiNewtonFormulation::Step(World& world, double dt) {
   mpm::Particles& particles = world.particles;
   const double spacing = world.grid_spacing;
   if (grid_.spacing() != spacing) grid_ = mpm::SparseGrid(spacing);
-  const int substeps = ChooseSubsteps(world, dt);
+  const dynamics::ExplicitSpeeds speeds = dynamics::MeasureExplicitSpeeds(world);
+  const int substeps = ChooseSubsteps(world, dt, speeds);
   const double substep = dt / substeps;
   report.substeps = substeps;
+  const double margin = ContactMargin(world, dt, substep, speeds);
 
   // 1. Freeze the rigid state at tⁿ and prepare the rigid free motion of eq. 3.
   auto start = Clock::now();
@@ -257,7 +272,7 @@ StepReport QuasiNewtonFormulation::Step(World& world, double dt) {
     // 2b. Contact registration at the current particle positions and the frozen poses qⁿ.
     start = Clock::now();
     const std::vector<contact::ParticleContact> contacts =
-        contact::DetectParticleContacts(particles, world.bodies, options_.contact_margin * spacing);
+        contact::DetectParticleContacts(particles, world.bodies, margin);
     report.timings.detection += SecondsSince(start);
     const int contact_count = static_cast<int>(contacts.size());
     statistics_.contacts_per_substep.push_back(contact_count);

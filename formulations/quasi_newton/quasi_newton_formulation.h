@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "formulations/contact/contact_model.h"
+#include "formulations/dynamics/explicit_stability.h"
 #include "formulations/formulation.h"
 #include "formulations/quasi_newton/quasi_newton_solver.h"
 #include "formulations/sap/rigid_dofs.h"
@@ -42,8 +43,15 @@ struct QuasiNewtonFormulationOptions {
   // ε_r, ε_a, iteration cap and line search of Algorithm 1.
   QuasiNewtonOptions solver;
   // Distance, as a fraction of h, within which particles outside a rigid surface become gap
-  // contacts [-]. 0 registers only particles inside geometry, as seed 003.
-  double contact_margin = 0.0;
+  // contacts [-]. 0 registers only particles inside geometry, as seed 003 does at the start
+  // of every substep (§V-B: "a contact point for each particle that is inside a rigid
+  // geometry", poses frozen at tⁿ). A particle pushed out to the surface then leaves the
+  // problem and re-enters a few substeps later with v̂ = x₀/δt, so resting contact flickers.
+  // < 0 is "auto": max(0.05 h, δt (v_p + g Δt)), v_p the fastest particle at tⁿ: the
+  // farthest a particle closes on a (frozen) surface in one substep. A gap contact only acts
+  // if the particle would cross the surface within the substep (its lagged friction bound
+  // is zero until it penetrates).
+  double contact_margin = -1.0;
   // How each contact's stiffness k is chosen (spec A1; the lagged model has no near-rigid
   // cap, so k decides both penetration and how hard the block-diagonal iteration is):
   //   "near_rigid"                k_p = (2π/(β δt))² / w_p, w_p the contact's Delassus scale:
@@ -59,7 +67,11 @@ struct QuasiNewtonFormulationOptions {
   // exactly, M (v − v*) differs from Jᵀγ by the residual, so MPM + rigid momentum drifts by up
   // to ε_r of the momentum scale per substep. "impulse": v = v* + M⁻¹ Jᵀ γ(v), so both sides
   // receive exactly opposite impulses whatever the residual (the same v at convergence).
-  std::string grid_update = "solver_velocity";
+  // The default is "impulse": with the paper's ε_r = 5e-2 the solver velocity leaves the
+  // grid a momentum change that differs from the impulses the panels of squeezed_cube
+  // receive, which then sum to 1.045 m g at steady state (measured at h = 2 cm, Δt = 1 ms)
+  // while the cube hangs still; with "impulse" they sum to m g to round-off.
+  std::string grid_update = "impulse";
   // "cpu" (OpenMP) or "cuda" (the device solver; needs a CUDA build and a GPU).
   std::string backend = "cpu";
   // Keep every quasi-Newton iteration in StepReport::iteration_log (convergence figures).
@@ -96,7 +108,9 @@ class QuasiNewtonFormulation final : public Formulation {
 
  private:
   // N for a step of dt: quasi_newton.substeps, or the explicit limit at the step's start.
-  int ChooseSubsteps(const World& world, double dt);
+  int ChooseSubsteps(const World& world, double dt, const dynamics::ExplicitSpeeds& speeds);
+  // The gap-contact margin of the step's substeps [m] (contact_margin).
+  double ContactMargin(const World& world, double dt, double substep, const dynamics::ExplicitSpeeds& speeds);
   // Solves one substep's contact problem on the chosen backend.
   QuasiNewtonResults Solve(const SubstepContactProblem& problem);
 
@@ -109,6 +123,8 @@ class QuasiNewtonFormulation final : public Formulation {
   UsedParameterTracker used_substeps_{"quasi_newton.substeps",
                                       "smallest N with (Δt/N)(c + v_max)/h <= quasi_newton.cfl, per step"};
   // Courant number (δt (c + v_max) / h) the substeps actually ran at, whether N was given or derived.
+  UsedParameterTracker used_margin_{"quasi_newton.contact_margin",
+                                    "max(0.05, dt/N (v_particle + g dt) / h) at the start of each step"};
   UsedParameterTracker used_courant_{"quasi_newton.substep_courant_number",
                                      "δt (c + v_max) / h at the start of each step"};
 };

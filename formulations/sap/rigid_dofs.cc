@@ -1,5 +1,7 @@
 #include "formulations/sap/rigid_dofs.h"
 
+#include <algorithm>
+
 #include <cmath>
 
 namespace contactlab::sap {
@@ -87,6 +89,29 @@ Vector3 RigidDofs::PointBiasVelocity(const World& world, int body_index, const V
     return world.multibody.PointBiasVelocity(body.tree_link, point);
   }
   return Vector3::Zero();
+}
+
+double RigidDofs::MaxFreeMotionSurfaceSpeed(const World& world, double dt) const {
+  double fastest = 0.0;
+  for (int b = 0; b < static_cast<int>(world.bodies.size()); ++b) {
+    const rigid::RigidBody& body = world.bodies[b];
+    if (body.motion == rigid::BodyMotion::kStatic) continue;
+    for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
+      if (!body.geometries[g].shape.IsBounded()) continue;
+      const Eigen::AlignedBox3d box = body.GeometryBounds(g);
+      for (int corner = 0; corner < 8; ++corner) {
+        const Vector3 point = box.corner(static_cast<Eigen::AlignedBox3d::CornerType>(corner));
+        Vector3 velocity = PointBiasVelocity(world, b, point, dt);
+        if (HasDofs(b)) {
+          int first_column = -1;
+          const Eigen::Matrix<double, 3, Eigen::Dynamic> jacobian = PointJacobian(world, b, point, &first_column);
+          velocity += jacobian * free_motion_velocity_.segment(first_column, jacobian.cols());
+        }
+        fastest = std::max(fastest, velocity.norm());
+      }
+    }
+  }
+  return fastest;
 }
 
 Matrix3 RigidDofs::PointMobility(int first_column,

@@ -38,6 +38,10 @@ class RigidDofs {
   // World velocity of that point not produced by rigid unknowns: the prescribed motion of a
   // kinematic body over the step (its trajectory at tⁿ + Δt/2), or of prescribed tree joints.
   Vector3 PointBiasVelocity(const World& world, int body, const Vector3& point, double dt) const;
+  // The fastest point of any body's bounded geometry (the corners of its bounding boxes)
+  // under the free-motion velocities v* (and prescribed motion) of the step [m/s]: how far
+  // rigid surfaces can travel toward material in one step, per unit time.
+  double MaxFreeMotionSurfaceSpeed(const World& world, double dt) const;
   // The rigid part of the Delassus operator J A⁻¹ Jᵀ for a world-frame point Jacobian.
   Matrix3 PointMobility(int first_column, const Eigen::Matrix<double, 3, Eigen::Dynamic>& jacobian) const;
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "formulations/contact/particle_contacts.h"
+#include "formulations/dynamics/explicit_stability.h"
 #include "formulations/sap/schur_complement.h"
 #include "formulations/sap/sparse_sap_linear_system.h"
 #include "mpm/bspline.h"
@@ -13,6 +14,9 @@
 
 namespace contactlab::sap {
 namespace {
+
+// The smallest automatic contact margin, as a fraction of h (SapOptions::contact_margin).
+constexpr double kMinimumContactMargin = 0.05;
 
 using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point start) {
@@ -121,9 +125,12 @@ std::vector<ParameterSpec> SapOptions::Specs() {
       {"sap.delassus_estimate", std::string(defaults.delassus_estimate), "",
        "Contact mobility w for SAP's regularization: exact (Schur path), block_diagonal, lumped_mass; auto picks exact when it can.",
        OneOf({"auto", "exact", "block_diagonal", "lumped_mass"})},
-      {"sap.contact_margin", defaults.contact_margin, "1",
-       "Distance, as a fraction of h, within which particles outside a rigid surface become gap contacts (0: inside only, as seed 000).",
-       NonNegative()},
+      AutoParameter("sap.contact_margin", 0.0, "1",
+                    "Distance, as a fraction of h, within which particles outside a rigid surface become gap contacts "
+                    "(0: inside only, as seed 000); it must cover how far particles and surfaces close in one step. "
+                    "auto: per step max(0.05, dt (v_particle + g dt + v_rigid)/h), the fastest particle and the fastest "
+                    "rigid surface point under the step's free motion.",
+                    NonNegative()),
   };
   for (ParameterSpec& spec : contact::ContactModelParameters::Specs()) specs.push_back(std::move(spec));
   return specs;
@@ -140,7 +147,7 @@ SapOptions SapOptions::FromParameters(const ParameterSet& parameters) {
   options.linear_solver = parameters.GetString("sap.linear_solver");
   options.max_dense_unknowns = static_cast<int>(parameters.GetInt("sap.max_dense_unknowns"));
   options.delassus_estimate = parameters.GetString("sap.delassus_estimate");
-  options.contact_margin = parameters.GetDouble("sap.contact_margin");
+  options.contact_margin = parameters.GetOptionalDouble("sap.contact_margin").value_or(-1.0);
   options.contact = contact::ContactModelParameters::FromParameters(parameters);
   if (options.delassus_estimate == "exact" && options.linear_solver == "full") {
     throw InputError("sap.delassus_estimate = exact needs the Schur path; set sap.linear_solver to schur or auto");
@@ -152,6 +159,22 @@ SapOptions SapOptions::FromParameters(const ParameterSet& parameters) {
 
 SapFormulation::SapFormulation(SapOptions options)
     : options_(std::move(options)), contact_model_(contact::MakeContactModel(options_.contact)) {}
+
+double SapFormulation::ContactMargin(const World& world, double dt) {
+  const double spacing = world.grid_spacing;
+  if (options_.contact_margin >= 0.0) return options_.contact_margin * spacing;
+  const dynamics::ExplicitSpeeds speeds = dynamics::MeasureExplicitSpeeds(world);
+  const double closing_speed = speeds.max_particle_speed + world.gravity.norm() * dt +
+                               rigid_dofs_.MaxFreeMotionSurfaceSpeed(world, dt);
+  const double margin = std::max(kMinimumContactMargin * spacing, dt * closing_speed);
+  used_margin_.Observe(margin / spacing);
+  return margin;
+}
+
+std::vector<UsedParameter> SapFormulation::UsedParameters() const {
+  if (!used_margin_.observed()) return {};
+  return {used_margin_.used()};
+}
 
 StepReport SapFormulation::Step(World& world, double dt) {
   StepReport report;
@@ -171,10 +194,11 @@ StepReport SapFormulation::Step(World& world, double dt) {
   statistics_.rigid_unknowns = rigid_size;
   report.timings.free_motion = SecondsSince(start);
 
-  // 4. Contacts at xⁿ against geometry posed at qⁿ (§3).
+  // 4. Contacts at xⁿ against geometry posed at qⁿ (§3), gap contacts within the margin.
   start = Clock::now();
+  statistics_.contact_margin = ContactMargin(world, dt);
   const std::vector<contact::ParticleContact> contacts =
-      contact::DetectParticleContacts(particles, world.bodies, options_.contact_margin * spacing);
+      contact::DetectParticleContacts(particles, world.bodies, statistics_.contact_margin);
   report.timings.detection = SecondsSince(start);
 
   // 5a. Couplings: grid stencil of each contact particle, rigid Jacobians and bias.

@@ -45,15 +45,20 @@ struct SapOptions {
   // "auto" = exact on the Schur path, block_diagonal on the full path (where "exact" also
   // falls back to block_diagonal when linear_solver = auto picked the full path).
   std::string delassus_estimate = "auto";
-  // Particles outside a rigid geometry but closer to it than contact_margin · h also become
+  // Particles outside a rigid geometry but closer to it than the margin also become
   // contacts, with a negative penetration (a gap): such a constraint only acts if the
   // particle would cross the surface within the step. Seed 000 registers particles inside
   // geometry only (margin 0); then a particle pushed back to the surface leaves contact,
   // falls in again a few steps later and is pushed out with v̂ = x₀/Δt, so resting and
-  // rolling bodies hop (measured on ball_on_slope: 0.7 contacts per step and a 10% error
-  // at μ = 0.3, against 4.1 and 5% with a margin). The default 0.05 h (1 cm at h = 0.2 m)
-  // covers the ~g Δt² a resting particle sinks per step with a wide safety factor.
-  double contact_margin = 0.05;
+  // rolling bodies hop (measured on ball_on_slope: 0.7 contacts per step and a 10% error at
+  // μ = 0.3, against 4.1 and 5% with a margin), and a surface that travels further than the
+  // margin in one step passes particles by (close_lift_shake's closing panels at 0.05 h).
+  // contact_margin < 0 is "auto": per step, max(0.05 h, Δt (v_p + v_r)) with v_p the
+  // fastest particle plus g Δt and v_r the fastest rigid surface point under the step's
+  // free motion, i.e. the farthest a particle and a surface can close in one step; 0.05 h
+  // covers the ~g Δt² a resting particle sinks per step with a wide factor. A value ≥ 0 is
+  // a fixed margin in units of h.
+  double contact_margin = -1.0;
   contact::ContactModelParameters contact;
 
   static std::vector<ParameterSpec> Specs();
@@ -66,6 +71,7 @@ struct SapStepStatistics {
   int rigid_unknowns = 0;
   int participating_nodes = 0;      // nodes under contact particles
   int problem_unknowns = 0;         // size of the SAP problem actually solved
+  double contact_margin = 0.0;      // the margin used this step [m]
   bool used_schur = false;
   ImplicitMpmSummary free_motion;
   SapSolverResults solver;
@@ -78,10 +84,14 @@ class SapFormulation final : public Formulation {
   explicit SapFormulation(SapOptions options);
   std::string_view name() const override { return "sap"; }
   StepReport Step(World& world, double dt) override;
+  std::vector<UsedParameter> UsedParameters() const override;
   const SapStepStatistics& last_step() const { return statistics_; }
   const linear_algebra::SparseCholesky& free_motion_factorization() const { return free_motion_cholesky_; }
 
  private:
+  // The gap-contact margin of a step [m] (SapOptions::contact_margin).
+  double ContactMargin(const World& world, double dt);
+
   SapOptions options_;
   std::unique_ptr<contact::ContactModel> contact_model_;
   mpm::SparseGrid grid_;
@@ -93,6 +103,8 @@ class SapFormulation final : public Formulation {
   linear_algebra::SparseCholesky schur_cholesky_;
   linear_algebra::SparseCholesky contact_cholesky_;
   SapStepStatistics statistics_;
+  UsedParameterTracker used_margin_{"sap.contact_margin",
+                                    "max(0.05, dt (v_particle + g dt + v_rigid surface, free motion) / h), per step"};
 };
 
 FormulationInfo SapInfo();

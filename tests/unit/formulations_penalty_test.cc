@@ -52,10 +52,15 @@ std::vector<RigidSample> SamplesOf(const World& world, double spacing) {
     if (!world.bodies[b].has_finite_mass()) continue;
     for (const rigid::Geometry& geometry : world.bodies[b].geometries) {
       for (const rigid::SurfaceSample& s : geometry.shape.SampleSurface(spacing)) {
-        samples.push_back({b, geometry.pose_in_body.TransformPoint(s.position)});
+        samples.push_back({b, geometry.pose_in_body.TransformPoint(s.position), 0.0});
       }
     }
   }
+  // An equal share of the body mass per sample, as PenaltyFormulation gives them (the
+  // derived spring stiffness of a sample pair scales with it).
+  std::vector<int> count(world.bodies.size(), 0);
+  for (const RigidSample& sample : samples) ++count[sample.body];
+  for (RigidSample& sample : samples) sample.mass = world.bodies[sample.body].mass / count[sample.body];
   return samples;
 }
 

@@ -436,6 +436,7 @@ TEST(QuasiNewtonFormulation, SolverVelocityUpdateConservesMomentumToTheSolverTol
   // Seed 003's update keeps the solver's v: the imbalance is the final residual, so a tight
   // solve conserves momentum to about ε_r of the momentum scale, a loose one does not.
   QuasiNewtonFormulationOptions options = FormulationOptions(4);
+  options.grid_update = "solver_velocity";
   options.solver.relative_tolerance = 1e-7;
   options.solver.max_iterations = 200000;
   const double tight = MomentumDrift(options);
