@@ -9,6 +9,7 @@
 
 #include <toml++/toml.h>
 
+#include "experiments/toml_leaves.h"
 #include "formulations/formulation.h"
 
 namespace contactlab::experiments {
@@ -46,32 +47,23 @@ void ValidateForeign(const ParameterSpec& spec, const std::string& key, const Pa
   }
 }
 
-std::optional<ParameterValue> ScalarValue(const toml::node& node) {
-  if (const auto* integer = node.as_integer()) return ParameterValue(std::int64_t{integer->get()});
-  if (const auto* real = node.as_floating_point()) return ParameterValue(real->get());
-  if (const auto* flag = node.as_boolean()) return ParameterValue(flag->get());
-  if (const auto* text = node.as_string()) return ParameterValue(std::string(text->get()));
-  return std::nullopt;
-}
-
 struct Leaf {
   std::string key;     // dotted, as written in the file
   std::string origin;  // file:line
   ParameterValue value;
 };
 
-void Flatten(const toml::table& table, const std::string& prefix, const std::string& path, std::vector<Leaf>& leaves) {
-  for (auto&& [name, node] : table) {
-    const std::string key = prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
-    const std::string origin = path + ":" + std::to_string(node.source().begin.line);
-    if (const toml::table* nested = node.as_table()) {
-      Flatten(*nested, key, path, leaves);
-    } else if (const std::optional<ParameterValue> value = ScalarValue(node)) {
-      leaves.push_back({key, origin, *value});
-    } else {
-      throw InputError(origin + ": key '" + key + "' must be a number, boolean or string");
-    }
+std::vector<Leaf> ScalarLeaves(const toml::table& table, const std::string& path) {
+  std::vector<std::pair<std::string, const toml::node*>> nodes;
+  FlattenTable(table, "", nodes);
+  std::vector<Leaf> leaves;
+  for (const auto& [key, node] : nodes) {
+    const std::string origin = path + ":" + std::to_string(node->source().begin.line);
+    const std::optional<ParameterValue> value = ScalarValue(*node);
+    if (!value) throw InputError(origin + ": key '" + key + "' must be a number, boolean or string");
+    leaves.push_back({key, origin, *value});
   }
+  return leaves;
 }
 
 }  // namespace
@@ -91,8 +83,7 @@ void ApplyTomlFile(const std::string& path, ParameterSet& parameters) {
             << error.description();
     throw InputError(message.str());
   }
-  std::vector<Leaf> leaves;
-  Flatten(table, "", path, leaves);
+  const std::vector<Leaf> leaves = ScalarLeaves(table, path);
 
   // Keys the run declares apply at once; keys scoped to the run's formulation by its table
   // ([sap.contact] stiffness = ... for "contact.stiffness") apply after them, so they win over

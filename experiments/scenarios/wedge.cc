@@ -76,12 +76,30 @@ class Wedge final : public Scenario {
         mass_[side] = block.mass;
       }
     }
-    // The walls: half-spaces whose outward normals point into the gap, each overlap/2 inside
-    // its block's outer reference.
+    // Two MPM blocks start squeezed: compressed along x by the overlap (positions and elastic
+    // F = diag(λ, 1, 1), λ = 1 − overlap / (2 block_size)), their outermost layers on the
+    // walls. The squeeze is then in the material's stress, the same for every formulation,
+    // instead of in an initial penetration that only position-correcting contact models
+    // (sap's v̂ = x₀/Δt, penalty springs) turn into force and grid-impulse exchange
+    // (hybrid_impulse) never sees. A rigid block cannot be compressed: with one, the walls
+    // overlap the outer references by overlap/2 each.
+    const bool prestressed = is_mpm[kLeft] && is_mpm[kRight];
+    if (prestressed) {
+      const double stretch = 1.0 - overlap / (2.0 * size);
+      for (const int side : {kLeft, kRight}) {
+        for (int p = particles_[side].begin; p < particles_[side].end; ++p) {
+          world.particles.position[p].x() *= stretch;
+          world.particles.deformation_gradient[p](0, 0) = stretch;
+        }
+        outer[side] *= stretch;
+      }
+    }
+    // The walls: half-spaces whose outward normals point into the gap, on the outermost layer
+    // of a prestressed block or overlap/2 inside the outer reference of the others.
     for (const int side : {kLeft, kRight}) {
       const double sign = side == kLeft ? -1.0 : 1.0;
       rigid::Pose pose;
-      pose.position = Vector3(outer[side] - sign * 0.5 * overlap, 0.0, 0.0);
+      pose.position = Vector3(outer[side] - (prestressed ? 0.0 : sign * 0.5 * overlap), 0.0, 0.0);
       // Rotating the half-space's +z normal by ∓90° about y turns it to ±x.
       pose.orientation = rigid::Quaternion(Eigen::AngleAxisd(-sign * std::numbers::pi / 2.0, Vector3::UnitY()));
       wall_normal_[side] = pose.orientation * Vector3::UnitZ();
@@ -206,8 +224,9 @@ ScenarioInfo WedgeInfo() {
           {"right_body", std::string("mpm"), "", "Right block: mpm (as [P] wdg_rm) or rigid.", OneOf({"mpm", "rigid"})},
           {"block_size", 0.1, "m", "Edge length of each cubic block ([P] gives none; spec A14).", Positive()},
           {"overlap", 0.002, "m",
-           "Total initial overlap of the blocks with the walls, split equally between the two walls: 2% of the "
-           "block size ([P]: 'slightly').",
+           "How much longer the two blocks are than the gap between the walls, 2% of the block size ([P]: "
+           "'slightly'): two MPM blocks start compressed by it (positions and elastic F), a rigid block overlaps the "
+           "walls by half of it on each side.",
            NonNegative()},
           GravitySpec(),
           GridSpacingSpec(0.018),

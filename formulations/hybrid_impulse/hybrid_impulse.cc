@@ -44,7 +44,7 @@ std::vector<ParameterSpec> HybridImpulseOptions::Specs() {
        "Spacing of free-body surface samples relative to h; 0.5 gives about four per cell face.",
        Positive()},
       {"hybrid_impulse.rigid_feedback", std::string(defaults.rigid_feedback), "",
-       "node_impulse: exact opposite impulse on the body; per_sample: thesis eq. 6.25-6.29 filter.",
+       "node_impulse: exact opposite impulse on the body (momentum conserved to round-off); per_sample: thesis eq. 6.25-6.29 filter, which rejects cohesive pulls but does not conserve momentum.",
        OneOf({"node_impulse", "per_sample"})},
       {"hybrid_impulse.node_normal", std::string(defaults.node_normal), "",
        "samples: weighted sample normals (thesis eq. 6.33); geometry: nearest geometry's outward normal.",

@@ -118,7 +118,7 @@ std::vector<ParameterSpec> SapOptions::Specs() {
        "Newton iterations for nonlinear materials in the free motion (linear corotated takes one).",
        Positive()},
       {"sap.linear_solver", std::string(defaults.linear_solver), "",
-       "schur: dense SAP after a Schur complement onto contact nodes; full: sparse SAP on all nodes; auto: by size.",
+       "schur: dense SAP Newton after a Schur complement onto the grid nodes under contact particles; full: sparse CHOLMOD Newton on every grid node; auto: schur while the reduced problem has at most sap.max_dense_unknowns unknowns.",
        OneOf({"auto", "schur", "full"})},
       {"sap.max_dense_unknowns", std::int64_t{defaults.max_dense_unknowns}, "1",
        "auto uses the Schur path while the reduced problem has at most this many unknowns.", Positive()},

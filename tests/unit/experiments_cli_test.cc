@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "experiments/config.h"
+#include "experiments/run_driver.h"
 #include "experiments/scenario.h"
 
 namespace contactlab::experiments {
@@ -146,6 +147,134 @@ TEST(Config, ResolvedTomlReadsBackToTheSameValuesAndRunId) {
   EXPECT_EQ(again.values(), parameters.values());
   EXPECT_EQ(RunId(ToToml(again, "ball_on_slope", "hybrid_impulse")), RunId(text));
   EXPECT_EQ(RunId(text).size(), 12u);
+}
+
+
+// A scene file with one table per formulation: the running formulation's table applies, the
+// others are checked and ignored, and a shared key inside a formulation's table wins over the
+// top-level table whatever the order in the file.
+std::filesystem::path WriteScene(const std::string& name, const std::string& text) {
+  const auto path = TemporaryPath(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+const char* kTablesScene = R"(mu = 0.4
+[quasi_newton.contact]
+model = "sap_cone"
+[contact]
+model = "lagged"
+stiffness = 2.0e7
+[penalty]
+stiffness = 5.0
+[sap]
+relative_tolerance = 1e-4
+)";
+
+TEST(Config, FormulationTablesApplyOnlyToTheirFormulation) {
+  const auto path = WriteScene("tables.toml", kTablesScene);
+  ParameterSet quasi_newton = DeclareParameters("ball_on_slope", "quasi_newton");
+  ApplyTomlFile(path.string(), quasi_newton);
+  EXPECT_EQ(quasi_newton.GetString("contact.model"), "sap_cone");  // its own table wins
+  EXPECT_EQ(quasi_newton.GetDouble("contact.stiffness"), 2.0e7);   // the shared table
+  EXPECT_EQ(quasi_newton.GetDouble("mu"), 0.4);
+
+  ParameterSet sap = DeclareParameters("ball_on_slope", "sap");
+  ApplyTomlFile(path.string(), sap);
+  EXPECT_EQ(sap.GetString("contact.model"), "lagged");
+  EXPECT_EQ(sap.GetDouble("sap.relative_tolerance"), 1e-4);
+
+  ParameterSet penalty = DeclareParameters("ball_on_slope", "penalty");
+  ApplyTomlFile(path.string(), penalty);  // [contact], [sap], [quasi_newton.contact] ignored
+  EXPECT_EQ(penalty.GetOptionalDouble("penalty.stiffness"), 5.0);
+  EXPECT_FALSE(penalty.IsDeclared("contact.model"));
+}
+
+TEST(Config, KeysOfOtherFormulationsAreStillChecked) {
+  struct Case {
+    const char* text;
+    const char* expected;  // part of the one-line message
+  };
+  for (const Case& bad : {Case{"[penalty]\nstifness = 3.0\n", "unknown key 'penalty.stifness'"},
+                          Case{"[penalty]\nstiffness = -3.0\n", "must be > 0"},
+                          Case{"[quasi_newton]\nsubsteps = \"many\"\n", "quasi_newton.substeps"},
+                          Case{"[contact]\nmodel = \"rubber\"\n", "contact.model"},
+                          Case{"[nonsense]\nx = 1\n", "unknown key 'nonsense.x'"}}) {
+    const auto path = WriteScene("bad_table.toml", bad.text);
+    ParameterSet hybrid = DeclareParameters("ball_on_slope", "hybrid_impulse");
+    try {
+      ApplyTomlFile(path.string(), hybrid);
+      hybrid.Validate();
+      ADD_FAILURE() << "accepted: " << bad.text;
+    } catch (const InputError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find(bad.expected), std::string::npos) << message;
+      EXPECT_NE(message.find("bad_table.toml:"), std::string::npos) << message;
+      EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    }
+  }
+}
+
+TEST(Config, AutoKeysTakeAutoOrAValueOfTheirType) {
+  ParameterSet parameters = DeclareParameters("squeezed_cube", "quasi_newton");
+  EXPECT_TRUE(parameters.IsAuto("quasi_newton.substeps"));
+  EXPECT_EQ(parameters.GetOptionalInt("quasi_newton.substeps"), std::nullopt);
+  ApplyOverrides({"quasi_newton.substeps=12"}, parameters);
+  EXPECT_EQ(parameters.GetOptionalInt("quasi_newton.substeps"), 12);
+  ApplyOverrides({"quasi_newton.substeps=auto"}, parameters);
+  EXPECT_TRUE(parameters.IsAuto("quasi_newton.substeps"));
+  EXPECT_THROW(ApplyOverrides({"quasi_newton.substeps=2.5"}, parameters), InputError);
+  EXPECT_THROW(ApplyOverrides({"quasi_newton.substeps=fast"}, parameters), InputError);
+  ApplyOverrides({"quasi_newton.substeps=0"}, parameters);
+  EXPECT_THROW(parameters.Validate(), InputError);  // the range check applies to numbers
+  // "auto" survives the resolved TOML text and reads back as "auto".
+  ApplyOverrides({"quasi_newton.substeps=auto"}, parameters);
+  const auto path = WriteScene("auto.toml", ToToml(parameters, "squeezed_cube", "quasi_newton"));
+  ParameterSet again = DeclareParameters("squeezed_cube", "quasi_newton");
+  ApplyOverrides({"quasi_newton.substeps=3"}, again);
+  ApplyTomlFile(path.string(), again);
+  EXPECT_TRUE(again.IsAuto("quasi_newton.substeps"));
+}
+
+TEST(Cli, RunFileRecordsTheValuesUsedForAutoKeys) {
+  const auto output = TemporaryPath("auto_used.h5");
+  std::filesystem::remove(output);
+  const CommandResult result =
+      RunContactlab("run squeezed_cube -f quasi_newton --set grid_spacing=0.025 --set dt=0.002 --set duration=0.004 "
+                    "--set averaging_window=0.002 --quiet --out " + output.string());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const hid_t file = H5Fopen(output.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  const hid_t summary = H5Gopen2(file, "/summary", H5P_DEFAULT);
+  const hid_t params = H5Gopen2(file, "/params", H5P_DEFAULT);
+  for (const char* name : {"quasi_newton.substeps.used", "quasi_newton.contact_margin.used", "panel_damping.used"}) {
+    EXPECT_GT(H5Aexists(summary, name), 0) << name;
+  }
+  for (const char* name : {"quasi_newton.substeps.rule", "quasi_newton.substeps"}) {
+    EXPECT_GT(H5Aexists(params, name), 0) << name;
+  }
+  double substeps = 0.0;
+  const hid_t attribute = H5Aopen(summary, "quasi_newton.substeps.used", H5P_DEFAULT);
+  H5Aread(attribute, H5T_NATIVE_DOUBLE, &substeps);
+  H5Aclose(attribute);
+  // c = sqrt((λ + 2μ)/ρ) of the cube (E 1e5 Pa, ν 0.4, 400 kg/m³) is 23.1 m/s: at cfl 0.3 a
+  // 2 ms step needs ceil(0.002 · 23.1 / (0.3 · 0.025)) = 7 substeps at rest.
+  EXPECT_GE(substeps, 7.0);
+  EXPECT_LE(substeps, 8.0);
+  H5Gclose(params);
+  H5Gclose(summary);
+  H5Fclose(file);
+}
+
+TEST(Cli, RigidRigidSceneUnderAnMpmRigidFormulationIsRefusedInOneLine) {
+  const auto output = TemporaryPath("refused.h5");
+  std::filesystem::remove(output);
+  const CommandResult result = RunContactlab("run rolling_sphere -f sap --set duration=0.02 --set settle_time=0.01 --quiet --out " +
+                                             output.string());
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("rigid-rigid"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("penalty"), std::string::npos) << result.output;
+  EXPECT_FALSE(std::filesystem::exists(output));
 }
 
 }  // namespace
