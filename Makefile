@@ -3,13 +3,15 @@
 #   make test   install deps, build, run every C++ and Python test
 #   make validate  the long validation runs of the sap formulation (results/validate/sap)
 #   make sweeps the example sweeps (data/sweeps) and their figures (results/sweeps, results/figures)
+#   make defaults  every formulation at its defaults on the validation scenes (data/sweeps/defaults_*),
+#               checked by analysis/defaults_report.py (several hours on 2 cores)
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 PYTHON ?= /usr/bin/python3
 CONTACTLAB := $(BUILD_DIR)/experiments/contactlab
 
-.PHONY: all deps configure build test demo validate sweeps bench clean
+.PHONY: all deps configure build test demo validate sweeps defaults bench clean
 
 all: build
 
@@ -39,6 +41,12 @@ sweeps: build
 	  $(PYTHON) -m analysis.figures.sweep_$$sweep results/sweeps/$$sweep --out results/figures/sweep_$$sweep.png \
 	  || exit 1; \
 	done
+
+defaults: build
+	for sweep in incline_block wedge ball_on_slope squeezed_cube pyramid close_lift_shake; do \
+	  $(CONTACTLAB) sweep run data/sweeps/defaults_$$sweep.toml -j $(JOBS) --out-dir results/defaults/$$sweep || exit 1; \
+	done
+	$(PYTHON) -m analysis.defaults_report results/defaults
 
 bench: build
 	OMP_NUM_THREADS=1 $(BUILD_DIR)/tests/bench_explicit_substep

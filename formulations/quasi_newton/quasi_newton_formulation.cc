@@ -44,11 +44,42 @@ bool CudaBuilt() {
 
 // The contact problem of one substep (eq. 8) from the registered contacts: the stencil nodes
 // of contact particles become the problem's nodes, in order of first appearance.
+// The stiffness k_p of one contact (QuasiNewtonFormulationOptions::stiffness_rule).
+double ContactStiffness(StiffnessRule rule, const QuasiNewtonFormulationOptions& options, bool body_moves_with_coupling,
+                        double particle_mass, double lumped_mobility, double approach_speed, double previous_force,
+                        double gravity, double grid_spacing, double substep) {
+  if (rule == StiffnessRule::kAuto) {
+    rule = body_moves_with_coupling ? StiffnessRule::kNearRigidParticleMass : StiffnessRule::kLoad;
+  }
+  switch (rule) {
+    case StiffnessRule::kAuto:  // resolved above
+    case StiffnessRule::kLoad: {
+      // k = max(m g, m v², f_prev) over the target depth: a resting particle, one arriving at
+      // v and one loaded by f_prev settle options.penetration_fraction · h deep.
+      const double depth = options.penetration_fraction * grid_spacing;
+      return std::max({particle_mass * gravity / depth, particle_mass * approach_speed * approach_speed / (depth * depth),
+                       previous_force / depth});
+    }
+    case StiffnessRule::kNearRigid:
+    case StiffnessRule::kNearRigidParticleMass: {
+      // Spec A1: k_p = (2π/(β δt))² m, an oscillator of period β δt on the mass m: the
+      // contact's effective mass 1/w_p, or (softer) the particle's own mass m_p.
+      const double angular_frequency = 2.0 * std::numbers::pi / (options.contact.near_rigid_threshold * substep);
+      const double mass = rule == StiffnessRule::kNearRigid ? 1.0 / lumped_mobility : particle_mass;
+      return angular_frequency * angular_frequency * mass;
+    }
+    case StiffnessRule::kFixed:
+      break;
+  }
+  return 0.0;  // the model's contact.stiffness
+}
+
 SubstepContactProblem BuildProblem(const mpm::SparseGrid& grid, const mpm::Particles& particles,
                                    const std::vector<rigid::RigidBody>& bodies,
                                    const std::vector<contact::ParticleContact>& contacts,
-                                   const contact::ContactModel& model, double substep,
-                                   const QuasiNewtonFormulationOptions& options,
+                                   const contact::ContactModel& model, double substep, double gravity,
+                                   const QuasiNewtonFormulationOptions& options, StiffnessRule rule,
+                                   const std::vector<double>& previous_normal_force,
                                    std::vector<int>& problem_node_of_grid_node, std::vector<int>& grid_node_of_problem_node) {
   SubstepContactProblem problem;
   problem.model = &model;
@@ -90,13 +121,10 @@ SubstepContactProblem BuildProblem(const mpm::SparseGrid& grid, const mpm::Parti
     state.previous_normal_velocity = point.relative_velocity.z();
     state.friction_coefficient = point.friction_coefficient;
     state.delassus_scale = lumped_mobility;
-    if (options.stiffness_rule != "fixed") {
-      // Spec A1: k_p = (2π/(β δt))² m, an oscillator of period β δt on the mass m: the
-      // contact's effective mass 1/w_p, or (softer) the particle's own mass m_p.
-      const double angular_frequency = 2.0 * std::numbers::pi / (options.contact.near_rigid_threshold * substep);
-      const double mass = options.stiffness_rule == "near_rigid" ? 1.0 / lumped_mobility : particles.mass[point.particle];
-      state.stiffness = angular_frequency * angular_frequency * mass;
-    }
+    state.stiffness = ContactStiffness(rule, options, bodies[point.body].has_finite_mass(),
+                                       particles.mass[point.particle], lumped_mobility,
+                                       std::max(0.0, -state.previous_normal_velocity),
+                                       previous_normal_force[point.particle], gravity, grid.spacing(), substep);
     grid_contact.prepared = model.Prepare(state, substep);
   }
   return problem;
@@ -130,8 +158,15 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
                     "dt)/h), the farthest a particle closes on a surface in one substep.",
                     NonNegative()),
       {"quasi_newton.stiffness_rule", std::string(defaults.stiffness_rule), "",
-       "Per-contact k = (2 pi/(beta dt))^2 m with m = 1/w (near_rigid, spec A1) or the particle mass (near_rigid_particle_mass, softer); fixed: contact.stiffness.",
-       OneOf({"near_rigid", "near_rigid_particle_mass", "fixed"})},
+       "Per-contact k of the lagged model. load: max(m g, m v_approach^2, f_prev)/(penetration_fraction h), so the "
+       "contact settles a small fraction of h deep and its lagged friction bound mu k x0 dt is the normal impulse it "
+       "carries; near_rigid / near_rigid_particle_mass: (2 pi/(beta delta t))^2 m with m = 1/w or m_p (spec A1), whose "
+       "friction bound is thousands of times the normal impulse of a resting particle; auto (default): load against "
+       "static and prescribed geometry, near_rigid_particle_mass against bodies the weak coupling moves (their rigid "
+       "step sees the contact stiffness explicitly and a soft spring destabilizes it); fixed: contact.stiffness.",
+       OneOf({"auto", "load", "near_rigid", "near_rigid_particle_mass", "fixed"})},
+      {"quasi_newton.penetration_fraction", defaults.penetration_fraction, "1",
+       "Penetration of a contact under stiffness_rule = load, as a fraction of h.", InHalfOpenRange(1e-6, 1.0)},
       {"quasi_newton.grid_update", std::string(defaults.grid_update), "",
        "impulse: v = v* + M^-1 J^T gamma, exact momentum exchange at any tolerance (default: with the solver's v at "
        "eps_r 5e-2 the squeezed cube's panel forces sum to 1.045 m g); solver_velocity: the grid keeps the solver's v "
@@ -165,6 +200,7 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   options.contact_margin = parameters.GetOptionalDouble("quasi_newton.contact_margin").value_or(-1.0);
   options.backend = parameters.GetString("quasi_newton.backend");
   options.stiffness_rule = parameters.GetString("quasi_newton.stiffness_rule");
+  options.penetration_fraction = parameters.GetDouble("quasi_newton.penetration_fraction");
   options.grid_update = parameters.GetString("quasi_newton.grid_update");
   options.log_iterations = parameters.GetBool("quasi_newton.log_iterations");
   options.solver.record_history = options.log_iterations;
@@ -178,8 +214,19 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   return options;
 }
 
+StiffnessRule ParseStiffnessRule(const std::string& text) {
+  if (text == "auto") return StiffnessRule::kAuto;
+  if (text == "load") return StiffnessRule::kLoad;
+  if (text == "near_rigid") return StiffnessRule::kNearRigid;
+  if (text == "near_rigid_particle_mass") return StiffnessRule::kNearRigidParticleMass;
+  if (text == "fixed") return StiffnessRule::kFixed;
+  throw InputError("quasi_newton.stiffness_rule: unknown rule '" + text + "'");
+}
+
 QuasiNewtonFormulation::QuasiNewtonFormulation(QuasiNewtonFormulationOptions options)
-    : options_(std::move(options)), contact_model_(contact::MakeContactModel(options_.contact)) {
+    : options_(std::move(options)),
+      contact_model_(contact::MakeContactModel(options_.contact)),
+      stiffness_rule_(ParseStiffnessRule(options_.stiffness_rule)) {
   if (options_.backend == "cuda") {
 #ifdef CONTACTLAB_WITH_CUDA
     std::string reason;
@@ -228,6 +275,7 @@ std::vector<UsedParameter> QuasiNewtonFormulation::UsedParameters() const {
   std::vector<UsedParameter> used;
   if (used_substeps_.observed()) used.push_back(used_substeps_.used());
   if (used_margin_.observed()) used.push_back(used_margin_.used());
+  if (used_stiffness_.observed()) used.push_back(used_stiffness_.used());
   if (used_courant_.observed()) used.push_back(used_courant_.used());
   return used;
 }
@@ -280,8 +328,10 @@ StepReport QuasiNewtonFormulation::Step(World& world, double dt) {
 
     // 2c. Problem (8) on the stencil nodes of the contact particles.
     start = Clock::now();
-      SubstepContactProblem problem = BuildProblem(grid_, particles, world.bodies, contacts, *contact_model_, substep,
-                                                 options_, problem_node_of_grid_node, grid_node_of_problem_node);
+    if (previous_normal_force_.size() != particles.size()) previous_normal_force_.assign(particles.size(), 0.0);
+    SubstepContactProblem problem =
+        BuildProblem(grid_, particles, world.bodies, contacts, *contact_model_, substep, world.gravity.norm(), options_,
+                     stiffness_rule_, previous_normal_force_, problem_node_of_grid_node, grid_node_of_problem_node);
     problem.outside_momentum_squared = solvers::FixedChunkSum(grid_.num_nodes(), 0.0, [&](int node) {
       return problem_node_of_grid_node[node] < 0 ? grid_.mass[node] * grid_.velocity[node].squaredNorm() : 0.0;
     });
@@ -305,6 +355,17 @@ StepReport QuasiNewtonFormulation::Step(World& world, double dt) {
         throw SimulationDiverged("quasi_newton: non-finite contact solve at t = " + std::to_string(world.time) +
                                  " s, substep " + std::to_string(k));
       }
+    }
+
+    // The normal force each contact particle carried (stiffness_rule = load at the next substep).
+    for (const int particle : previous_contact_particles_) previous_normal_force_[particle] = 0.0;
+    previous_contact_particles_.clear();
+    for (int c = 0; c < contact_count; ++c) {
+      const int particle = contacts[c].particle;
+      const double normal_force = std::max(0.0, solution.impulses[c].z()) / substep;
+      if (previous_normal_force_[particle] == 0.0) previous_contact_particles_.push_back(particle);
+      previous_normal_force_[particle] = std::max(previous_normal_force_[particle], normal_force);
+      if (stiffness_rule_ != StiffnessRule::kFixed) used_stiffness_.Observe(problem.contacts[c].prepared.stiffness);
     }
 
     // 2e. v^{k+1} on the grid; the impulses −R_WC γ_p go to the rigid bodies (eq. 3, summed).
