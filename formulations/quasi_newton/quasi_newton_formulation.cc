@@ -42,8 +42,6 @@ bool CudaBuilt() {
 #endif
 }
 
-// The contact problem of one substep (eq. 8) from the registered contacts: the stencil nodes
-// of contact particles become the problem's nodes, in order of first appearance.
 // The stiffness k_p of one contact (QuasiNewtonFormulationOptions::stiffness_rule).
 double ContactStiffness(StiffnessRule rule, const QuasiNewtonFormulationOptions& options, bool body_moves_with_coupling,
                         double particle_mass, double lumped_mobility, double approach_speed, double previous_force,
@@ -74,6 +72,8 @@ double ContactStiffness(StiffnessRule rule, const QuasiNewtonFormulationOptions&
   return 0.0;  // the model's contact.stiffness
 }
 
+// The contact problem of one substep (eq. 8) from the registered contacts: the stencil nodes
+// of contact particles become the problem's nodes, in order of first appearance.
 SubstepContactProblem BuildProblem(const mpm::SparseGrid& grid, const mpm::Particles& particles,
                                    const std::vector<rigid::RigidBody>& bodies,
                                    const std::vector<contact::ParticleContact>& contacts,
