@@ -72,12 +72,12 @@ void ExpectMomentumExchange(const hybrid_impulse::HybridImpulseOptions& options,
 }
 
 TEST(HybridImpulse, NodeImpulseFeedbackConservesMomentumToRoundOff) {
-  ExpectMomentumExchange(hybrid_impulse::HybridImpulseOptions{}, true);
+  ExpectMomentumExchange(hybrid_impulse::HybridImpulseOptions{}, true);  // effective node mass
 }
 
-TEST(HybridImpulse, EffectiveNodeMassConservesMomentumToRoundOff) {
+TEST(HybridImpulse, SampleNodeMassConservesMomentumToRoundOff) {
   hybrid_impulse::HybridImpulseOptions options;
-  options.rigid_node_mass = "effective";
+  options.rigid_node_mass = "samples";
   ExpectMomentumExchange(options, true);
 }
 
