@@ -50,7 +50,7 @@ std::vector<ParameterSpec> HybridImpulseOptions::Specs() {
        "samples: weighted sample normals (thesis eq. 6.33); geometry: nearest geometry's outward normal.",
        OneOf({"samples", "geometry"})},
       {"hybrid_impulse.rigid_node_mass", std::string(defaults.rigid_node_mass), "",
-       "effective (default): the body's effective mass along the normal at the node; samples: grid-1 node mass from the samples (thesis eq. 6.30), under which a body pushed onto MPM material by a sustained load creeps into it.",
+       "samples: grid-1 node mass from the samples (thesis); effective: the body's effective mass at the node.",
        OneOf({"samples", "effective"})},
       {"hybrid_impulse.max_substeps", std::int64_t{defaults.max_substeps}, "1",
        "Substeps allowed per step before the run is declared diverged.", Positive()},

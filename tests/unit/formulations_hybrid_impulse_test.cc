@@ -72,12 +72,12 @@ void ExpectMomentumExchange(const hybrid_impulse::HybridImpulseOptions& options,
 }
 
 TEST(HybridImpulse, NodeImpulseFeedbackConservesMomentumToRoundOff) {
-  ExpectMomentumExchange(hybrid_impulse::HybridImpulseOptions{}, true);  // effective node mass
+  ExpectMomentumExchange(hybrid_impulse::HybridImpulseOptions{}, true);
 }
 
-TEST(HybridImpulse, SampleNodeMassConservesMomentumToRoundOff) {
+TEST(HybridImpulse, EffectiveNodeMassConservesMomentumToRoundOff) {
   hybrid_impulse::HybridImpulseOptions options;
-  options.rigid_node_mass = "samples";
+  options.rigid_node_mass = "effective";
   ExpectMomentumExchange(options, true);
 }
 
