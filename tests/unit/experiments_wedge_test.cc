@@ -61,12 +61,24 @@ TEST(Wedge, TwoMpmBlocksContinueOneLatticeAndBigOverlapsAreRejected) {
   World world;
   FindScenario("wedge").factory()->Build(Parameters({"left_body=mpm"}), world);
   EXPECT_EQ(world.particles.size(), 2662u);
-  const double s = 0.1 / 11.0;
-  EXPECT_NEAR(Extreme(world, false), -0.1 + 0.5 * s, 1e-15);
-  EXPECT_NEAR(Extreme(world, true), 0.1 - 0.5 * s, 1e-15);
-  double closest = 1.0;  // the layers nearest the interface sit at ±s/2
+  // The lattice is compressed along x by the default overlap of 2 mm over the 0.2 m pair:
+  // λ = 1 − 0.002 / 0.2 = 0.99, in positions and in the elastic deformation gradient.
+  const double s = 0.1 / 11.0, stretch = 0.99;
+  EXPECT_NEAR(Extreme(world, false), stretch * (-0.1 + 0.5 * s), 1e-15);
+  EXPECT_NEAR(Extreme(world, true), stretch * (0.1 - 0.5 * s), 1e-15);
+  double closest = 1.0;  // the layers nearest the interface sit at ±λ s/2
   for (const Vector3& x : world.particles.position) closest = std::min(closest, std::abs(x.x()));
-  EXPECT_NEAR(closest, 0.5 * s, 1e-15);
+  EXPECT_NEAR(closest, stretch * 0.5 * s, 1e-15);
+  for (const auto& deformation : world.particles.deformation_gradient) {
+    EXPECT_NEAR(deformation(0, 0), stretch, 1e-15);
+    EXPECT_EQ(deformation(1, 1), 1.0);
+  }
+  // The walls touch the outermost layers: no particle starts inside a wall.
+  for (const rigid::RigidBody& body : world.bodies) {
+    for (const Vector3& x : world.particles.position) {
+      EXPECT_GE(body.geometries[0].shape.SignedDistance(body.pose.InverseTransformPoint(x)), -1e-15) << body.name;
+    }
+  }
   World other;
   try {
     FindScenario("wedge").factory()->Build(Parameters({"overlap=0.05"}), other);
