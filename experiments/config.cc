@@ -37,8 +37,7 @@ const ParameterSpec* FindSpec(const FormulationInfo& info, const std::string& ke
 void ValidateForeign(const ParameterSpec& spec, const std::string& key, const ParameterValue& value,
                      const std::string& origin, const std::string& formulation) {
   ParameterSet single;
-  ParameterSpec copy = spec;
-  single.Declare({copy});
+  single.Declare({spec});
   single.Set(spec.key, value, origin);
   try {
     single.Validate();
