@@ -28,9 +28,15 @@ std::string FieldOf(const std::map<std::string, AttributeValue>& values, const s
 // Rows of a folder without a manifest: every readable run file, by name.
 CollectedTable CollectRunFiles(const std::filesystem::path& out_dir) {
   CollectedTable table;
+  // Every "*.h5" entry is a row: one that is not a readable run file (a symbolic link loop,
+  // a folder, a malformed file, no permission) is a "failed" row with the reason.
   std::vector<std::filesystem::path> files;
-  for (const auto& item : std::filesystem::directory_iterator(out_dir)) {
-    if (item.is_regular_file() && item.path().extension() == ".h5") files.push_back(item.path());
+  std::error_code error;
+  std::filesystem::directory_iterator item(out_dir, error), end;
+  if (error) throw InputError(out_dir.string() + ": cannot list: " + error.message());
+  for (; item != end; item.increment(error)) {
+    if (error) throw InputError(out_dir.string() + ": cannot list: " + error.message());
+    if (item->path().extension() == ".h5") files.push_back(item->path());
   }
   std::sort(files.begin(), files.end());
   for (const std::filesystem::path& file : files) {
@@ -73,9 +79,10 @@ CollectedTable CollectRunFiles(const std::filesystem::path& out_dir) {
 }  // namespace
 
 CollectedTable CollectRuns(const std::filesystem::path& out_dir) {
-  if (!std::filesystem::is_directory(out_dir)) throw InputError(out_dir.string() + ": not a directory");
+  std::error_code error;
+  if (!std::filesystem::is_directory(out_dir, error)) throw InputError(out_dir.string() + ": not a directory");
   const std::filesystem::path manifest = out_dir / kManifestName;
-  if (!std::filesystem::exists(manifest)) return CollectRunFiles(out_dir);
+  if (!std::filesystem::exists(std::filesystem::symlink_status(manifest, error))) return CollectRunFiles(out_dir);
 
   CollectedTable table;
   for (const ManifestEntry& entry : ReadManifest(manifest)) {

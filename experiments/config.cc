@@ -9,6 +9,7 @@
 
 #include <toml++/toml.h>
 
+#include "experiments/file_safety.h"
 #include "experiments/toml_leaves.h"
 #include "formulations/formulation.h"
 
@@ -68,11 +69,7 @@ std::vector<Leaf> ScalarLeaves(const toml::table& table, const std::string& path
 }  // namespace
 
 void ApplyTomlFile(const std::string& path, ParameterSet& parameters) {
-  if (std::FILE* file = std::fopen(path.c_str(), "r")) {
-    std::fclose(file);
-  } else {
-    throw InputError(path + ": cannot open configuration file");
-  }
+  RequireReadableFile(path, "configuration file");
   toml::table table;
   try {
     table = toml::parse_file(path);

@@ -1,4 +1,5 @@
 // contactlab: run MPM–rigid contact scenarios under any formulation and log them to HDF5.
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -7,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "experiments/collect.h"
+#include "experiments/file_safety.h"
 #include "experiments/run_driver.h"
 #include "experiments/scenario.h"
 #include "experiments/slurm_script.h"
@@ -38,6 +40,17 @@ void PrintList() {
 #else
   std::printf("CUDA: not built\n");
 #endif
+}
+
+void OnInterruptSignal(int signal_number) { contactlab::experiments::RequestInterrupt(signal_number); }
+
+// A run stops between steps on SIGINT, SIGTERM or SIGHUP, removing its partial file.
+void InstallRunInterruptHandlers() {
+  struct sigaction action {};
+  action.sa_handler = OnInterruptSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal_number, &action, nullptr);
 }
 
 }  // namespace
@@ -113,7 +126,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     // --help and --version print and exit 0; a malformed command line is bad input.
     if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(error);
-    std::fprintf(stderr, "contactlab: error: %s (see --help)\n", error.what());
+    std::fprintf(stderr, "contactlab: error: %s (see --help)\n", contactlab::experiments::OneLine(error.what()).c_str());
     return kExitInputError;
   }
 
@@ -123,10 +136,12 @@ int main(int argc, char** argv) {
     } else if (describe->parsed()) {
       contactlab::experiments::DescribeParameters(describe_scenario, describe_formulation);
     } else if (run->parsed() && !manifest.empty()) {
+      InstallRunInterruptHandlers();
       const auto result =
           contactlab::experiments::RunManifestEntry(manifest, manifest_index, run_out_dir, request.quiet);
       if (!result.skipped && result.status == "diverged") {
-        std::fprintf(stderr, "contactlab: run diverged (%s); status recorded in %s\n", result.message.c_str(),
+        std::fprintf(stderr, "contactlab: run diverged (%s); status recorded in %s\n",
+                     contactlab::experiments::OneLine(result.message).c_str(),
                      result.file.string().c_str());
         return kExitDiverged;
       }
@@ -134,9 +149,11 @@ int main(int argc, char** argv) {
       if (request.scenario.empty() || request.formulation.empty() || request.output_path.empty()) {
         throw contactlab::InputError("run: give SCENARIO -f FORMULATION -o RUN.h5, or --manifest M --index I --out-dir DIR");
       }
+      InstallRunInterruptHandlers();
       const auto outcome = contactlab::experiments::ExecuteRun(request);
       if (outcome.status == contactlab::experiments::RunStatus::kDiverged) {
-        std::fprintf(stderr, "contactlab: run diverged (%s); status recorded in %s\n", outcome.message.c_str(),
+        std::fprintf(stderr, "contactlab: run diverged (%s); status recorded in %s\n",
+                     contactlab::experiments::OneLine(outcome.message).c_str(),
                      request.output_path.c_str());
         return kExitDiverged;
       }
@@ -159,7 +176,9 @@ int main(int argc, char** argv) {
       const std::string script =
           contactlab::experiments::SlurmArrayScript(definition, static_cast<int>(entries.size()), slurm);
       const std::filesystem::path out_dir(sweep_out_dir);
-      std::filesystem::create_directories(out_dir / "logs");
+      contactlab::experiments::EnsureWritableFolder(out_dir, "output folder");
+      const contactlab::experiments::FolderLock lock(out_dir, "running a sweep");
+      contactlab::experiments::EnsureWritableFolder(out_dir / "logs", "log folder");
       contactlab::experiments::WriteManifest(out_dir / "manifest.jsonl", entries);
       const std::filesystem::path script_path =
           slurm_script_path.empty() ? out_dir / "sweep.slurm" : std::filesystem::path(slurm_script_path);
@@ -168,6 +187,7 @@ int main(int argc, char** argv) {
       std::printf("%s: %zu array tasks; submit with: sbatch %s\n", script_path.string().c_str(), entries.size(),
                   script_path.string().c_str());
     } else if (collect->parsed()) {
+      if (!collect_out.empty()) contactlab::experiments::CheckOutputPath(collect_out, "table (-o)");
       const auto table = contactlab::experiments::CollectRuns(collect_dir);
       if (collect_out.empty()) {
         contactlab::experiments::WriteCsv(table, std::cout);
@@ -178,10 +198,13 @@ int main(int argc, char** argv) {
       }
     }
   } catch (const contactlab::InputError& error) {
-    std::fprintf(stderr, "contactlab: error: %s\n", error.what());
+    std::fprintf(stderr, "contactlab: error: %s\n", contactlab::experiments::OneLine(error.what()).c_str());
     return kExitInputError;
+  } catch (const contactlab::experiments::Interrupted& interrupted) {
+    std::fprintf(stderr, "contactlab: %s; nothing written for the unfinished run\n", interrupted.what());
+    return 128 + interrupted.signal_number;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "contactlab: internal error: %s\n", error.what());
+    std::fprintf(stderr, "contactlab: internal error: %s\n", contactlab::experiments::OneLine(error.what()).c_str());
     return kExitInternalError;
   }
   return 0;

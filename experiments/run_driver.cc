@@ -1,11 +1,14 @@
 #include "experiments/run_driver.h"
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <new>
+#include <stdexcept>
 
 #include "experiments/config.h"
 #include "experiments/progress.h"
@@ -71,9 +74,32 @@ ParameterSet DeclareParameters(const std::string& scenario, const std::string& f
   return parameters;
 }
 
+void ValidateRun(const ParameterSet& parameters) {
+  parameters.Validate();
+  // The run advances by whole steps of dt: a duration between two steps would silently
+  // end early or late, so it is an input error, as is a step count past what a run can take.
+  const double dt = parameters.GetDouble("dt");
+  const double duration = parameters.GetDouble("duration");
+  const auto text = [](double value) { return ToString(ParameterValue{value}); };
+  if (dt > duration) {
+    throw InputError("key 'dt' = " + text(dt) + " s is longer than key 'duration' = " + text(duration) +
+                     " s (a run takes at least one step)");
+  }
+  const double steps = duration / dt;
+  if (!(steps <= kMaxSteps)) {
+    throw InputError("keys 'duration' = " + text(duration) + " s and 'dt' = " + text(dt) + " s give " + text(steps) +
+                     " steps, more than a run can take (" + text(kMaxSteps) + ")");
+  }
+  if (std::abs(steps - std::round(steps)) > 1e-6) {
+    const double below = std::floor(steps) * dt, above = std::ceil(steps) * dt;
+    throw InputError("key 'duration' = " + text(duration) + " s is not a whole number of steps of 'dt' = " + text(dt) +
+                     " s (" + text(steps) + " steps); use " + text(below) + " or " + text(above));
+  }
+}
+
 ResolvedRun FinishResolution(const std::string& scenario, const std::string& formulation,
                              ParameterSet parameters) {
-  parameters.Validate();
+  ValidateRun(parameters);
   ResolvedRun run{scenario, formulation, std::move(parameters), "", ""};
   run.toml = ToToml(run.parameters, scenario, formulation);
   run.run_id = RunId(run.toml);
@@ -94,19 +120,65 @@ RunOutcome ExecuteRun(const RunRequest& request) {
   return ExecuteResolvedRun(run, request.output_path, request.quiet);
 }
 
+namespace {
+
+// The keys of `parameters` set away from their defaults ("radius = 1e+308, duration = 2"),
+// which is what a scene that cannot be built from them is most likely to be about.
+std::string NonDefaultKeys(const ParameterSet& parameters) {
+  std::string keys;
+  for (const auto& [key, value] : parameters.values()) {
+    if (value == parameters.Spec(key).default_value) continue;
+    keys += (keys.empty() ? "" : ", ") + key + " = " + ToString(value);
+  }
+  return keys.empty() ? "the defaults" : keys;
+}
+
+// Builds the scenario's world. A size that overflows the geometry or the memory is the
+// input's fault: an InputError naming the keys that were changed, not an internal error.
+void BuildWorld(Scenario& scenario, const ResolvedRun& run, World& world) {
+  const auto fail = [&run](const std::string& why) {
+    throw InputError("scenario '" + run.scenario + "' cannot be built from " + NonDefaultKeys(run.parameters) + ": " +
+                     why);
+  };
+  try {
+    scenario.Build(run.parameters, world);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    fail("not enough memory for the particles and grid these sizes ask for");
+  } catch (const std::length_error& error) {
+    fail(error.what());
+  } catch (const std::invalid_argument& error) {
+    fail(error.what());
+  } catch (const std::domain_error& error) {
+    fail(error.what());
+  } catch (const std::out_of_range& error) {
+    fail(error.what());
+  }
+}
+
+std::atomic<int> interrupt_signal{0};
+
+}  // namespace
+
+void RequestInterrupt(int signal_number) { interrupt_signal.store(signal_number); }
+
 RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_path, bool quiet) {
-  // 1. Build the world and the formulation (Build may still reject combinations of keys).
+  // 1. Reserve the output (its folder writable, nothing but an earlier run file in the way),
+  // then build the world and the formulation (Build may still reject combinations of keys):
+  // every input error is found before the simulation, and before the configuration echo.
   const ParameterSet& parameters = run.parameters;
   const std::string& resolved = run.toml;
   const std::string& run_id = run.run_id;
-  if (!quiet) std::cout << resolved << std::flush;
+  RunRecorder recorder{std::filesystem::path(output_path)};
 
   World world;
   std::unique_ptr<Scenario> scenario = FindScenario(run.scenario).factory();
-  scenario->Build(parameters, world);
+  BuildWorld(*scenario, run, world);
   CheckFormulationSupports(FindFormulation(run.formulation), world);
   FormulationConfig formulation_config{run.formulation, parameters};
   std::unique_ptr<Formulation> formulation = MakeFormulation(formulation_config);
+  if (!quiet) std::cout << resolved << std::flush;
   const double dt = parameters.GetDouble("dt");
   const double duration = parameters.GetDouble("duration");
   const int total_steps = std::max(1, static_cast<int>(std::llround(duration / dt)));
@@ -114,9 +186,6 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   const SnapshotFields snapshot_fields = ParseSnapshotFields(parameters.GetString("output.snapshot_fields"));
 
   // 2. Record.
-  const std::filesystem::path output(output_path);
-  if (output.has_parent_path()) std::filesystem::create_directories(output.parent_path());
-  RunRecorder recorder(output);
   recorder.SetRootAttribute("schema", "contactlab-run/1");
   recorder.SetRootAttribute("run_id", run_id);
   recorder.SetRootAttribute("scenario", run.scenario);
@@ -146,6 +215,7 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   const auto run_start = std::chrono::steady_clock::now();
   bool abandoned_step = false;  // the world holds a half-done step
   for (int step = 1; step <= total_steps; ++step) {
+    if (const int signal_number = interrupt_signal.load()) throw Interrupted(signal_number);
     const auto step_start = std::chrono::steady_clock::now();
     StepReport report;
     try {

@@ -2,6 +2,7 @@
 // One run end to end: resolve and validate the configuration, build the scenario's world,
 // step the formulation, record observables and solver statistics, and write the HDF5 file.
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,13 +41,31 @@ struct ResolvedRun {
 // Every parameter a run of `scenario` under `formulation` accepts, at its default. Throws
 // InputError naming an unknown scenario or formulation.
 ParameterSet DeclareParameters(const std::string& scenario, const std::string& formulation);
+// The most steps a run may take (duration / dt).
+inline constexpr double kMaxSteps = 1e9;
+// Validates every key, and that `duration` is a whole number (within round-off) of steps of
+// `dt`, at least one and at most kMaxSteps. Throws InputError naming the keys.
+void ValidateRun(const ParameterSet& parameters);
 // Validates resolved parameters and derives the TOML text and run_id.
 ResolvedRun FinishResolution(const std::string& scenario, const std::string& formulation,
                              ParameterSet parameters);
 // Defaults, then the scene TOML, then the overrides; validated.
 ResolvedRun ResolveRun(const RunRequest& request);
 
-// Runs a resolved configuration and writes `output_path`.
+// A run (or a sweep) stopped by a signal (SIGINT, SIGTERM, SIGHUP): a run stops between two
+// steps and removes its partial file, a sweep stops its running children and waits for
+// them; the process exits with 128 + the signal number.
+class Interrupted : public std::runtime_error {
+ public:
+  explicit Interrupted(int signal_number)
+      : std::runtime_error("interrupted by signal " + std::to_string(signal_number)), signal_number(signal_number) {}
+  int signal_number;
+};
+// Called from a signal handler: the running run stops before its next step.
+void RequestInterrupt(int signal_number);
+
+// Runs a resolved configuration and writes `output_path`. The output location is checked
+// (RunRecorder) before the world is built.
 RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_path, bool quiet);
 // Throws InputError for bad input before anything is written.
 RunOutcome ExecuteRun(const RunRequest& request);

@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "experiments/file_safety.h"
+
 namespace contactlab::experiments {
 namespace {
 
@@ -300,16 +302,45 @@ void DeclareIn(auto& table, const std::string& kind, const std::string& name,
   entry->second.columns = columns;
 }
 
+// True when `sidecar` is an XDMF file that points into the HDF5 file named `h5_file_name`:
+// the only kind of file at "<stem>.xdmf" a run may remove (a name with XML special
+// characters is escaped in the sidecar and not recognized: such a stale sidecar stays).
+bool IsSidecarOf(const std::filesystem::path& sidecar, const std::string& h5_file_name) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(sidecar, error))) return false;
+  std::ifstream in(sidecar);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head.find("<Xdmf") != std::string::npos && head.find(">" + h5_file_name + ":/") != std::string::npos;
+}
+
 }  // namespace
 
-RunRecorder::RunRecorder(std::filesystem::path final_path) : final_path_(std::move(final_path)) {}
+RunRecorder::RunRecorder(std::filesystem::path final_path) : final_path_(std::move(final_path)) {
+  // The output location is checked, and the partial file reserved, before any work: an
+  // unwritable folder, a folder or device named as the file, or a name too long fails now,
+  // not after the simulation. Only an earlier HDF5 file (or an empty file) is replaced: a
+  // scene file or anything else named by mistake is kept.
+  CheckOutputPath(final_path_, "run file");
+  std::error_code error;
+  const auto status = std::filesystem::symlink_status(final_path_, error);
+  if (std::filesystem::is_regular_file(status) && std::filesystem::file_size(final_path_, error) > 0) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    if (H5Fis_hdf5(final_path_.c_str()) <= 0) {
+      throw InputError(final_path_.string() +
+                       ": refusing to replace it with a run file: it exists and is not an HDF5 file (a scene file?)");
+    }
+  }
+  RemoveStaleFile(partial_path());
+  CreateFileExclusively(partial_path(), "");
+}
 
 RunRecorder::~RunRecorder() {
   // A run that never finished must not leave a file behind.
   if (!finished_) {
-    std::error_code ignored;
-    std::filesystem::remove(partial_path(), ignored);
-    std::filesystem::remove(std::filesystem::path(xdmf_path()).concat(".partial"), ignored);
+    RemoveStaleFile(partial_path());
+    RemoveStaleFile(std::filesystem::path(xdmf_path()).concat(".partial"));
   }
 }
 
@@ -435,10 +466,17 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
     if (final_path_.has_parent_path()) {
       std::filesystem::create_directories(final_path_.parent_path());
     }
+    // The file is built in memory (HDF5's core driver without a backing store) and written
+    // with one checked write: a full disk or a file size limit is then an error of ours,
+    // and HDF5 never holds a file it failed to flush (HDF5 1.10 crashes at exit on one).
+    std::string image;
     {
       // Failures are reported through exceptions, not printed by HDF5.
       H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-      Handle file(Check(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+      const Handle in_memory(Check(H5Pcreate(H5P_FILE_ACCESS), H5I_INVALID_HID, "file access list"), H5Pclose);
+      Check(H5Pset_fapl_core(in_memory.get(), std::size_t{4} << 20, /*backing_store=*/0), H5I_INVALID_HID,
+            "in-memory file driver");
+      Handle file(Check(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, in_memory.get()),
                         H5I_INVALID_HID, "file"),
                   H5Fclose);
 
@@ -555,22 +593,29 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
       if (has_bodies_) WriteBodies(file.get(), bodies_);
       if (!snapshots_.empty()) WriteSnapshots(file.get(), snapshots_);
 
-      // Every object above is closed; closing the file flushes it.
-      if (!file.Close()) Fail(H5I_INVALID_HID, "file (flush and close)");
+      // Every object above is closed; the image is the complete file.
+      Check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), H5I_INVALID_HID, "file (flush)");
+      const ssize_t size = Check(H5Fget_file_image(file.get(), nullptr, 0), H5I_INVALID_HID, "file image");
+      image.resize(static_cast<std::size_t>(size));
+      Check(H5Fget_file_image(file.get(), image.data(), image.size()), H5I_INVALID_HID, "file image");
+      if (!file.Close()) Fail(H5I_INVALID_HID, "file (close)");
     }
+    // Our reservation of the partial file is replaced by the image, created exclusively so
+    // that nothing planted there in the meantime is followed.
+    RemoveStaleFile(partial);
+    CreateFileExclusively(partial, image);
     // The XDMF sidecar refers to the HDF5 file by its final name, relative to itself.
     if (!snapshots_.empty()) {
-      std::ofstream text(xdmf_partial, std::ios::out | std::ios::trunc);
-      text << XdmfText(snapshots_, final_path_.filename().string());
-      text.close();
-      if (!text) throw std::runtime_error("RunRecorder: cannot write '" + xdmf_partial.string() + "'");
+      RemoveStaleFile(xdmf_partial);
+      CreateFileExclusively(xdmf_partial, XdmfText(snapshots_, final_path_.filename().string()));
     }
-    // Only a complete file takes the final name, replacing any earlier one atomically; the
-    // sidecar follows it, and a sidecar left by an earlier run without snapshots goes.
+    // Only a complete file takes the final name, replacing any earlier one (or a symbolic
+    // link there) atomically; the sidecar follows it, and a sidecar an earlier run of this
+    // file left without snapshots goes (any other file at that name stays).
     std::filesystem::rename(partial, final_path_);
     if (!snapshots_.empty()) {
       std::filesystem::rename(xdmf_partial, xdmf);
-    } else {
+    } else if (IsSidecarOf(xdmf, final_path_.filename().string())) {
       std::filesystem::remove(xdmf);
     }
   } catch (const Hdf5Error& error) {

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "experiments/file_safety.h"
 #include "formulations/parameters.h"
 
 namespace contactlab::experiments {
@@ -28,19 +29,22 @@ std::string SlurmArrayScript(const SweepDefinition& sweep, int run_count, const 
   if (run_count < 1) throw InputError(sweep.file.string() + ": the sweep has no runs");
   if (options.max_concurrent < 1) throw InputError("--max-concurrent: must be at least 1");
   if (options.cpus_per_task < 1) throw InputError("--cpus-per-task: must be at least 1");
-  if (options.executable.string().find_first_of("\"$`}\\\n") != std::string::npos) {
-    throw InputError(options.executable.string() + ": the contactlab path contains a character the script cannot quote");
-  }
+  // Every path and name below is single-quoted where a shell reads it; what no quoting can
+  // carry (a newline ends a comment and starts a command) is refused.
+  RequireNoControlCharacters(sweep.file.string(), "the sweep file's path");
+  RequireNoControlCharacters(sweep.name, "the sweep's name");
+  RequireNoControlCharacters(options.executable.string(), "the contactlab executable's path");
+  RequireNoControlCharacters(options.out_dir.string(), "--out-dir");
   const std::filesystem::path out_dir = std::filesystem::absolute(options.out_dir).lexically_normal();
   const std::filesystem::path manifest = out_dir / "manifest.jsonl";
   const std::filesystem::path logs = out_dir / "logs";
   std::ostringstream script;
   script << "#!/bin/bash\n"
-         << "# contactlab sweep '" << sweep.name << "' (" << sweep.file.string() << "): " << run_count
+         << "# contactlab sweep " << ShellQuote(sweep.name) << " (" << ShellQuote(sweep.file.string()) << "): " << run_count
          << " runs, one per array task.\n"
-         << "#   submit:   sbatch " << (out_dir / "sweep.slurm").string() << "\n"
+         << "#   submit:   sbatch " << ShellQuote((out_dir / "sweep.slurm").string()) << "\n"
          << "#   resubmit after failures: complete runs are skipped\n"
-         << "#   table:    contactlab collect " << out_dir.string() << " > results.csv\n"
+         << "#   table:    contactlab collect " << ShellQuote(out_dir.string()) << " > results.csv\n"
          << "#SBATCH --job-name=" << DirectiveValue("name", "contactlab-" + sweep.name) << "\n"
          << "#SBATCH --array=0-" << run_count - 1 << "%" << options.max_concurrent << "\n"
          << "#SBATCH --ntasks=1\n"
@@ -51,7 +55,8 @@ std::string SlurmArrayScript(const SweepDefinition& sweep, int run_count, const 
   script << "#SBATCH --output=" << DirectiveValue("--out-dir", (logs / "slurm-%A_%a.log").string()) << "\n"
          << "set -euo pipefail\n"
          << ": \"${SLURM_ARRAY_TASK_ID:?run this script with sbatch (or set SLURM_ARRAY_TASK_ID to a manifest index)}\"\n"
-         << "CONTACTLAB=\"${CONTACTLAB:-" << options.executable.string() << "}\"\n"
+         << "DEFAULT_CONTACTLAB=" << ShellQuote(options.executable.string()) << "\n"
+         << "CONTACTLAB=\"${CONTACTLAB:-$DEFAULT_CONTACTLAB}\"\n"
          << "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-" << options.cpus_per_task << "}\"\n"
          << "exec \"$CONTACTLAB\" run --manifest " << ShellQuote(manifest.string()) << " --index \"$SLURM_ARRAY_TASK_ID\" \\\n"
          << "  --out-dir " << ShellQuote(out_dir.string()) << " --quiet\n";

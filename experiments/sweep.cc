@@ -1,6 +1,7 @@
 #include "experiments/sweep.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <set>
@@ -10,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include "experiments/config.h"
+#include "experiments/file_safety.h"
 #include "experiments/run_driver.h"
 #include "experiments/scenario.h"
 #include "experiments/toml_leaves.h"
@@ -107,7 +109,7 @@ KeyValues FromJsonObject(const nlohmann::json& object, const std::string& origin
 }  // namespace
 
 SweepDefinition LoadSweep(const std::filesystem::path& file) {
-  if (!std::filesystem::is_regular_file(file)) throw InputError(file.string() + ": cannot open sweep file");
+  RequireReadableFile(file, "sweep file");
   toml::table root;
   try {
     root = toml::parse_file(file.string());
@@ -138,8 +140,13 @@ SweepDefinition LoadSweep(const std::filesystem::path& file) {
   }
   sweep.name = RequireString(file, *header, "name");
   if (sweep.name.empty()) sweep.name = file.stem().string();
-  if (sweep.name.find_first_of("/\\ \t\n") != std::string::npos) {
-    throw InputError(file.string() + ": [sweep] key 'name' must not contain slashes or spaces");
+  // The name becomes a folder, a Slurm job name and part of a generated script.
+  const bool plain_name = std::all_of(sweep.name.begin(), sweep.name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+';
+  });
+  if (!plain_name || sweep.name.front() == '.') {
+    throw InputError(file.string() + ": [sweep] key 'name' = '" + OneLine(sweep.name) +
+                     "' may hold only letters, digits, '_', '-', '+' and '.', and must not start with '.'");
   }
   sweep.scenario = RequireString(file, *header, "scenario");
   if (sweep.scenario.empty()) throw InputError(file.string() + ": [sweep] key 'scenario' is required");
@@ -150,8 +157,10 @@ SweepDefinition LoadSweep(const std::filesystem::path& file) {
     std::filesystem::path config_path(config);
     if (config_path.is_relative()) config_path = file.parent_path() / config_path;
     config_path = config_path.lexically_normal();
-    if (!std::filesystem::is_regular_file(config_path)) {
-      throw InputError(file.string() + ": [sweep] key 'config': cannot open '" + config_path.string() + "'");
+    try {
+      RequireReadableFile(config_path, "scene file");
+    } catch (const InputError& error) {
+      throw InputError(file.string() + ": [sweep] key 'config': " + error.what());
     }
     sweep.config_file = config_path;
   }
@@ -278,7 +287,7 @@ std::vector<ManifestEntry> ExpandSweep(const SweepDefinition& sweep, std::vector
       entry.index = static_cast<int>(entries.size());
       if (warnings != nullptr) {
         try {
-          parameters.Validate();
+          ValidateRun(parameters);
         } catch (const InputError& error) {
           warnings->push_back("run " + std::to_string(entry.index) + " (" + formulation + " " + DescribeSwept(entry) +
                               ") will fail: " + error.what());
@@ -311,7 +320,7 @@ std::string ToJsonLine(const ManifestEntry& entry) {
   for (const auto& [key, value] : entry.swept) swept[key] = ToJson(value);
   line["swept"] = swept;
   line["parameters"] = ToJsonObject(entry.parameters);
-  return line.dump();
+  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 ManifestEntry FromJsonLine(const std::string& text, const std::string& origin) {
@@ -324,7 +333,12 @@ ManifestEntry FromJsonLine(const std::string& text, const std::string& origin) {
   ManifestEntry entry;
   try {
     entry.index = line.at("index").get<int>();
+    if (entry.index < 0) throw InputError(origin + ": field 'index' must be >= 0");
     entry.run_id = line.at("run_id").get<std::string>();
+    // The run_id names the run's files inside the output folder: never a path.
+    if (!IsValidRunId(entry.run_id)) {
+      throw InputError(origin + ": field 'run_id' = '" + OneLine(entry.run_id) + "' is not 12 lowercase hex digits");
+    }
     entry.sweep = line.value("sweep", "");
     entry.scenario = line.at("scenario").get<std::string>();
     entry.formulation = line.at("formulation").get<std::string>();
@@ -339,17 +353,6 @@ ManifestEntry FromJsonLine(const std::string& text, const std::string& origin) {
   return entry;
 }
 
-void WriteFileAtomically(const std::filesystem::path& path, const std::string& text) {
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-  const std::filesystem::path partial = path.string() + ".partial";
-  {
-    std::ofstream out(partial);
-    out << text;
-    if (!out.flush()) throw InputError(path.string() + ": cannot write");
-  }
-  std::filesystem::rename(partial, path);
-}
-
 void WriteManifest(const std::filesystem::path& file, const std::vector<ManifestEntry>& entries) {
   std::string text;
   for (const ManifestEntry& entry : entries) text += ToJsonLine(entry) + "\n";
@@ -357,6 +360,7 @@ void WriteManifest(const std::filesystem::path& file, const std::vector<Manifest
 }
 
 std::vector<ManifestEntry> ReadManifest(const std::filesystem::path& file) {
+  RequireReadableFile(file, "manifest");
   std::ifstream in(file);
   if (!in) throw InputError(file.string() + ": cannot open manifest");
   std::vector<ManifestEntry> entries;
@@ -369,6 +373,7 @@ std::vector<ManifestEntry> ReadManifest(const std::filesystem::path& file) {
 }
 
 ManifestEntry ReadManifestEntry(const std::filesystem::path& file, int index) {
+  RequireReadableFile(file, "manifest");
   std::ifstream in(file);
   if (!in) throw InputError(file.string() + ": cannot open manifest");
   if (index < 0) throw InputError("--index: must be >= 0, got " + std::to_string(index));

@@ -75,10 +75,6 @@ SweepDefinition LoadSweep(const std::filesystem::path& file);
 std::vector<ManifestEntry> ExpandSweep(const SweepDefinition& sweep,
                                        std::vector<std::string>* warnings = nullptr);
 
-// Writes `text` to `path` through "<path>.partial" and a rename, so a reader never sees a
-// half-written manifest, failure record or script. Throws InputError naming the path.
-void WriteFileAtomically(const std::filesystem::path& path, const std::string& text);
-
 // JSON Lines serialization of the manifest.
 std::string ToJsonLine(const ManifestEntry& entry);
 ManifestEntry FromJsonLine(const std::string& line, const std::string& origin);

@@ -10,12 +10,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <csignal>
 #include <deque>
-#include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "experiments/collect.h"
+#include "experiments/file_safety.h"
+#include "experiments/run_driver.h"
 #include "experiments/sweep_records.h"
 
 extern char** environ;
@@ -31,14 +34,41 @@ struct RunningChild {
   std::filesystem::path log;
 };
 
+// The signal that asked the sweep to stop (0: none); set by the handler, read by the loop.
+volatile std::sig_atomic_t stop_signal = 0;
+
+void OnStopSignal(int signal_number) { stop_signal = signal_number; }
+
+// SIGINT, SIGTERM and SIGHUP interrupt waitpid (no SA_RESTART) and set stop_signal.
+void InstallStopHandlers() {
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal_number, &action, nullptr);
+}
+
 // Starts `contactlab run --manifest M --index I --out-dir D --quiet` with stdout and stderr
-// going to `log`.
+// going to `log`, which is created afresh (a file or symbolic link already there is
+// removed, never followed or truncated).
 pid_t SpawnRun(const std::filesystem::path& executable, const std::filesystem::path& manifest, int index,
                const std::filesystem::path& out_dir, const std::filesystem::path& log) {
+  RemoveStaleFile(log);
+  const int log_descriptor = ::open(log.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (log_descriptor < 0) throw InputError(log.string() + ": cannot create the run's log: " + std::strerror(errno));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, log_descriptor, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, log_descriptor, STDERR_FILENO);
+  // The child starts with default signal handling (the sweep's handlers are not inherited
+  // through exec anyway; this also resets ignored ones).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&defaults, signal_number);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
   const std::string index_text = std::to_string(index);
   std::vector<std::string> arguments = {executable.string(), "run",     "--manifest", manifest.string(),
                                         "--index",           index_text, "--out-dir", out_dir.string(),
@@ -47,8 +77,10 @@ pid_t SpawnRun(const std::filesystem::path& executable, const std::filesystem::p
   for (std::string& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
   pid_t pid = -1;
-  const int error = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
+  const int error = posix_spawn(&pid, executable.c_str(), &actions, &attributes, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  ::close(log_descriptor);
   if (error != 0) throw std::runtime_error("cannot start " + executable.string() + ": " + std::strerror(error));
   return pid;
 }
@@ -78,8 +110,12 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
   const std::filesystem::path out_dir = options.out_dir;
   const std::filesystem::path manifest = out_dir / "manifest.jsonl";
   const std::filesystem::path logs = out_dir / "logs";
-  std::filesystem::create_directories(logs);
+  EnsureWritableFolder(out_dir, "output folder");
+  // One sweep per folder at a time: two would rewrite each other's manifest and runs.
+  const FolderLock lock(out_dir, "running a sweep");
+  EnsureWritableFolder(logs, "log folder");
   WriteManifest(manifest, entries);
+  InstallStopHandlers();
 
   // Threads: the runs share the cores unless the caller decided.
   if (options.threads_per_run > 0) {
@@ -116,6 +152,20 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
   std::map<int, double> elapsed;
   int finished = static_cast<int>(skipped.size());
   while (!queue.empty() || !running.empty()) {
+    // A stop signal goes to every running child (each removes its partial file and exits);
+    // the sweep waits for them and then stops with the same signal.
+    if (stop_signal != 0) {
+      const int signal_number = stop_signal;
+      for (const auto& [pid, child] : running) ::kill(pid, signal_number);
+      for (const auto& [pid, child] : running) {
+        int ignored = 0;
+        while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
+        }
+      }
+      std::fprintf(stderr, "contactlab: sweep %s: stopped by signal %d; %zu runs were stopped, %zu not started\n",
+                   sweep.name.c_str(), signal_number, running.size(), queue.size());
+      throw Interrupted(signal_number);
+    }
     // Fill the free slots.
     while (!queue.empty() && static_cast<int>(running.size()) < options.jobs) {
       const int index = queue.front();
@@ -167,8 +217,9 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
                 DescribeSwept(entries[index]).c_str(), run.record.status.c_str(), wall.c_str());
     counts[run.record.status]++;
   }
-  std::ofstream csv(out_dir / "results.csv");
+  std::ostringstream csv;
   WriteCsv(table, csv);
+  WriteFileAtomically(out_dir / "results.csv", csv.str());
   std::string tally;
   for (const auto& [status, count] : counts) tally += (tally.empty() ? "" : ", ") + std::to_string(count) + " " + status;
   std::printf("sweep %s: %s in %s with -j %d; table: %s\n", sweep.name.c_str(), tally.c_str(),

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/config.h"
+#include "experiments/file_safety.h"
 #include "experiments/run_file.h"
 
 namespace contactlab::experiments {
@@ -30,13 +31,15 @@ void WriteFailureRecord(const std::filesystem::path& out_dir, const ManifestEntr
   record["status"] = "failed";
   record["message"] = message;
   record["exit_code"] = exit_code;
-  WriteFileAtomically(FailureRecordPath(out_dir, entry.run_id), record.dump(2) + "\n");
+  WriteFileAtomically(FailureRecordPath(out_dir, entry.run_id),
+                      record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 RunRecord LookupRecord(const std::filesystem::path& out_dir, const ManifestEntry& entry) {
   RunRecord record;
   const std::filesystem::path file = RunFilePath(out_dir, entry.run_id);
-  if (std::filesystem::exists(file)) {
+  std::error_code error;
+  if (std::filesystem::exists(std::filesystem::symlink_status(file, error))) {
     try {
       RunFileContents contents = ReadRunFile(file);
       record.status = contents.root.count("status") ? contents.root["status"] : "ok";
@@ -51,21 +54,23 @@ RunRecord LookupRecord(const std::filesystem::path& out_dir, const ManifestEntry
     }
   }
   const std::filesystem::path failure = FailureRecordPath(out_dir, entry.run_id);
-  if (std::filesystem::exists(failure)) {
-    std::ifstream in(failure);
+  if (std::filesystem::exists(std::filesystem::symlink_status(failure, error))) {
+    record.status = "failed";
     try {
+      RequireReadableFile(failure, "failure record");
+      std::ifstream in(failure);
       const nlohmann::json parsed = nlohmann::json::parse(in);
-      record.status = "failed";
-      record.message = parsed.value("message", "");
-    } catch (const nlohmann::json::exception& error) {
-      record.status = "failed";
+      const auto message = parsed.find("message");
+      if (!parsed.is_object() || message == parsed.end() || !message->is_string()) throw InputError("no message");
+      record.message = message->get<std::string>();
+    } catch (const std::exception&) {
       record.message = failure.string() + ": unreadable failure record";
     }
     return record;
   }
   record.status = "missing";
-  record.message = std::filesystem::exists(file.string() + ".partial") ? "partial file only: running or interrupted"
-                                                                          : "not run";
+  const auto partial = std::filesystem::symlink_status(file.string() + ".partial", error);
+  record.message = std::filesystem::exists(partial) ? "partial file only: running or interrupted" : "not run";
   return record;
 }
 
@@ -83,7 +88,8 @@ ResolvedRun ResolveManifestEntry(const ManifestEntry& entry) {
 
 bool IsRunComplete(const std::filesystem::path& out_dir, const ResolvedRun& run) {
   const std::filesystem::path file = RunFilePath(out_dir, run.run_id);
-  if (!std::filesystem::exists(file)) return false;
+  std::error_code error;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(file, error))) return false;
   try {
     const RunFileContents contents = ReadRunFile(file);
     const auto id = contents.root.find("run_id");
@@ -97,6 +103,7 @@ ManifestRunResult RunManifestEntry(const std::filesystem::path& manifest, int in
                                    const std::filesystem::path& out_dir, bool quiet) {
   // A line that cannot be read has no run_id to record a failure under.
   const ManifestEntry entry = ReadManifestEntry(manifest, index);
+  EnsureWritableFolder(out_dir, "output folder");
   ManifestRunResult result;
   result.file = RunFilePath(out_dir, entry.run_id);
   try {
@@ -116,6 +123,8 @@ ManifestRunResult RunManifestEntry(const std::filesystem::path& manifest, int in
   } catch (const InputError& error) {
     WriteFailureRecord(out_dir, entry, error.what(), 2);
     throw;
+  } catch (const Interrupted&) {
+    throw;  // not a failure of the run: it stays "missing" and runs again next time
   } catch (const std::exception& error) {
     WriteFailureRecord(out_dir, entry, std::string("internal error: ") + error.what(), 1);
     throw;

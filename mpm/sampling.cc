@@ -1,7 +1,10 @@
 #include "mpm/sampling.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
+#include <string>
 
 namespace contactlab::mpm {
 
@@ -15,7 +18,21 @@ std::vector<Vector3> SampleSolid(const std::function<double(const Vector3&)>& si
   std::mt19937_64 generator(options.seed);
   std::uniform_real_distribution<double> offset(-options.jitter * spacing, options.jitter * spacing);
 
-  // Lattice indices whose points s(k + ½) fall inside the bounds, per axis.
+  // Lattice indices whose points s(k + ½) fall inside the bounds, per axis. Bounds that are
+  // not finite, or hold more lattice points than a run could store, are refused before any
+  // allocation (and before the indices overflow an int).
+  if (!(spacing > 0.0) || !std::isfinite(spacing) || !bounds.min().allFinite() || !bounds.max().allFinite()) {
+    throw std::invalid_argument("SampleSolid: the sampled region or the particle spacing is not finite");
+  }
+  double lattice_points = 1.0;
+  for (int axis = 0; axis < 3; ++axis) {
+    lattice_points *= std::max(0.0, std::floor((bounds.max()[axis] - bounds.min()[axis]) / spacing) + 1.0);
+  }
+  if (lattice_points > kMaxLatticePoints) {
+    throw std::length_error("SampleSolid: the sampled region holds " + std::to_string(lattice_points) +
+                            " lattice points at particle spacing " + std::to_string(spacing) + " m (at most " +
+                            std::to_string(kMaxLatticePoints) + ")");
+  }
   Eigen::Vector3i first, last;
   for (int axis = 0; axis < 3; ++axis) {
     first[axis] = static_cast<int>(std::ceil(bounds.min()[axis] / spacing - 0.5));

@@ -20,9 +20,13 @@ struct SamplingOptions {
 // Lattice spacing h / ∛(particles per cell) [m].
 double ParticleSpacing(const SamplingOptions& options);
 
+// The most lattice points SampleSolid visits (about 2.4 GB of candidate positions).
+inline constexpr double kMaxLatticePoints = 1e8;
+
 // Positions of a lattice of particle spacing s with points at s·(k + ½), kept where
 // signed_distance < 0 inside `bounds`. With jitter > 0 each point moves by a seeded uniform
-// offset in [−jitter·s, jitter·s]³ (and is kept only if still inside).
+// offset in [−jitter·s, jitter·s]³ (and is kept only if still inside). Throws
+// std::invalid_argument for non-finite bounds and std::length_error past kMaxLatticePoints.
 std::vector<Vector3> SampleSolid(const std::function<double(const Vector3&)>& signed_distance,
                                  const Eigen::AlignedBox3d& bounds, const SamplingOptions& options);
 

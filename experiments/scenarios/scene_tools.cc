@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "mpm/sampling.h"
 
 namespace contactlab::experiments {
 
@@ -25,6 +29,16 @@ Incline AddIncline(World& world, double slope_angle_rad, double friction_coeffic
 BoxLattice SampleBoxLattice(const rigid::Pose& pose, const Vector3& size, double grid_spacing,
                             double particles_per_cell) {
   const double target_spacing = grid_spacing / std::cbrt(particles_per_cell);
+  // The count is checked before it becomes an int or an allocation (the same bound as
+  // mpm::SampleSolid): a huge or non-finite size is refused, not overflowed.
+  double points = 1.0;
+  for (int axis = 0; axis < 3; ++axis) points *= std::max(1.0, std::round(size[axis] / target_spacing));
+  if (!(points <= mpm::kMaxLatticePoints) || !size.allFinite()) {
+    throw std::length_error("SampleBoxLattice: a box of " + std::to_string(size.x()) + " x " + std::to_string(size.y()) +
+                            " x " + std::to_string(size.z()) + " m at particle spacing " +
+                            std::to_string(target_spacing) + " m holds " + std::to_string(points) +
+                            " particles (at most " + std::to_string(mpm::kMaxLatticePoints) + ")");
+  }
   int count[3];
   BoxLattice lattice;
   for (int axis = 0; axis < 3; ++axis) {

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -418,22 +420,58 @@ TEST_F(RunRecorderTest, FinishReplacesAnExistingFile) {
   EXPECT_EQ(H5Fclose(file), 0);
 }
 
-TEST_F(RunRecorderTest, FailedFinishThrowsNamingTheFileAndLeavesNothing) {
-  // The parent "directory" is a regular file, so the partial file cannot be created.
+TEST_F(RunRecorderTest, UnusableLocationIsRefusedBeforeAnyWork) {
+  // The parent "directory" is a regular file: the recorder refuses at construction, before
+  // a simulation could run, naming the blocking path.
   const fs::path blocker = directory_ / "not_a_directory";
   std::FILE* out = std::fopen(blocker.c_str(), "w");
   ASSERT_NE(out, nullptr);
+  std::fputs("mu = 0.3\n", out);
   std::fclose(out);
-  const fs::path path = blocker / "run.h5";
-  RunRecorder recorder(path);
   try {
-    recorder.Finish("ok", "", 0, 0.0);
-    FAIL() << "Finish should have thrown";
-  } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what()).find("not_a_directory"), std::string::npos)
-        << error.what();
+    RunRecorder recorder(blocker / "run.h5");
+    FAIL() << "the recorder should have refused";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("not_a_directory"), std::string::npos) << error.what();
   }
-  EXPECT_FALSE(fs::exists(path));
+  EXPECT_TRUE(fs::is_regular_file(blocker));
+  // A folder, a device and a non-HDF5 file (a scene file) are never replaced.
+  for (const fs::path& taken : {directory_, fs::path("/dev/null"), blocker}) {
+    EXPECT_THROW(RunRecorder{taken}, InputError) << taken;
+  }
+  EXPECT_TRUE(fs::is_regular_file(blocker));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+}
+
+TEST_F(RunRecorderTest, PlantedSymbolicLinksAreReplacedNeverFollowed) {
+  // Links at the partial and final names point at a file outside the folder: finishing the
+  // run replaces the links and leaves their target untouched.
+  const fs::path target = directory_ / "victim.txt";
+  {
+    std::ofstream(target) << "keep me";
+  }
+  const fs::path path = directory_ / "run.h5";
+  fs::create_symlink(target, path);
+  fs::create_symlink(target, fs::path(path).concat(".partial"));
+  {
+    RunRecorder recorder(path);
+    recorder.Finish("ok", "", 0, 0.0);
+  }
+  std::ifstream in(target);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "keep me");
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(path)));
+}
+
+TEST_F(RunRecorderTest, ARunWithoutSnapshotsKeepsAnXdmfFileItDidNotWrite) {
+  const fs::path path = directory_ / "run.h5";
+  const fs::path foreign = directory_ / "run.xdmf";
+  {
+    std::ofstream(foreign) << "<Xdmf>someone else's</Xdmf>";
+  }
+  RunRecorder recorder(path);
+  recorder.Finish("ok", "", 0, 0.0);
+  EXPECT_TRUE(fs::exists(foreign));
 }
 
 TEST_F(RunRecorderTest, HdfFailureThrowsNamingFileAndObject) {

@@ -1,8 +1,10 @@
 // Sweep files: the product of axes and zipped axes, keys of other formulations, stable and
 // distinct run_ids, manifest lines that round-trip exactly, errors that name the key, the
 // CSV table and the Slurm script.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
@@ -268,6 +270,69 @@ TEST(Slurm, ArrayCoversTheManifestAndRejectsUnquotableValues) {
   EXPECT_THROW(SlurmArrayScript(sweep, 3, options), InputError);
   options.time_limit = "01:00:00";
   EXPECT_THROW(SlurmArrayScript(sweep, 0, options), InputError);
+}
+
+
+TEST(Slurm, PathsAreQuotedSoTheScriptRunsWhatItSays) {
+  // A sweep folder and an executable whose names hold quotes, spaces and a command
+  // substitution: the script must pass them through verbatim and execute nothing else.
+  const auto base = std::filesystem::temp_directory_path() / "contactlab_slurm_quoting";
+  std::filesystem::remove_all(base);
+  const auto odd = base / "it's $(touch pwned) `touch pwned2` \"x\"";
+  std::filesystem::create_directories(odd);
+  const auto file = odd / "quoted.toml";
+  std::ofstream(file) << Header("formulation = \"sap\"\n") << "[axes]\nmu = [0.0, 0.1]\n";
+  const SweepDefinition sweep = LoadSweep(file);
+  const auto executable = odd / "fake contactlab";
+  const auto arguments = base / "arguments.txt";
+  std::ofstream(executable) << "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" << arguments.string() << "'\n";
+  std::filesystem::permissions(executable, std::filesystem::perms::owner_all);
+  SlurmOptions options;
+  options.out_dir = base / "runs";
+  options.executable = executable;
+  const auto script = base / "sweep.slurm";
+  std::ofstream(script) << SlurmArrayScript(sweep, 2, options);
+  const std::string command = "cd '" + base.string() + "' && SLURM_ARRAY_TASK_ID=1 bash sweep.slurm";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  std::ifstream in(arguments);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "run\n--manifest\n" + (base / "runs" / "manifest.jsonl").string() + "\n--index\n1\n--out-dir\n" +
+                      (base / "runs").string() + "\n--quiet\n");
+  for (const char* planted : {"pwned", "pwned2"}) {
+    EXPECT_FALSE(std::filesystem::exists(base / planted));
+    EXPECT_FALSE(std::filesystem::exists(odd / planted));
+  }
+  // A newline cannot be carried into the script's comments: refused, naming the path.
+  const auto newline = base / "a\ntouch pwned";
+  std::filesystem::create_directories(newline);
+  std::filesystem::copy_file(file, newline / "quoted.toml");
+  try {
+    SlurmArrayScript(LoadSweep(newline / "quoted.toml"), 2, options);
+    FAIL() << "a newline in the sweep path was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("control character"), std::string::npos) << error.what();
+    EXPECT_EQ(std::string(error.what()).find('\n'), std::string::npos) << error.what();
+  }
+}
+
+TEST(Manifest, RunIdsThatAreNotTwelveHexDigitsAreRefused) {
+  // A run_id names files inside the output folder: a path, an absolute name or anything but
+  // the 12 hex digits RunId writes is refused when the line is read.
+  const auto file = WriteSweep("run_ids", Header("formulation = \"sap\"\n") + "[axes]\nmu = [0.0]\n");
+  ManifestEntry entry = ExpandSweep(LoadSweep(file)).front();
+  for (const std::string run_id : {"../../x", "/tmp/x", "ABCDEF012345", "0123456789a", "0123456789abc", ""}) {
+    entry.run_id = run_id;
+    EXPECT_THROW(FromJsonLine(ToJsonLine(entry), "m:1"), InputError) << run_id;
+  }
+  const auto out_dir = std::filesystem::temp_directory_path() / "contactlab_run_id_test" / "a" / "b";
+  std::filesystem::remove_all(out_dir.parent_path().parent_path());
+  const auto manifest = out_dir.parent_path() / "manifest.jsonl";
+  std::filesystem::create_directories(out_dir);
+  entry.run_id = "../../escaped";
+  std::ofstream(manifest) << ToJsonLine(entry) << "\n";
+  EXPECT_THROW(RunManifestEntry(manifest, 0, out_dir, true), InputError);
+  EXPECT_FALSE(std::filesystem::exists(out_dir.parent_path().parent_path() / "escaped.failed.json"));
+  EXPECT_TRUE(std::filesystem::is_empty(out_dir));
 }
 
 }  // namespace

@@ -1,0 +1,353 @@
+"""Input safety and faults, through the command line as a careful user meets them: malformed
+run files, generated scripts, output folders with planted links, outputs that would clobber
+something, errors that must come before the simulation, durations, sizes, special files as
+inputs, concurrent sweeps and signals. Every bad input ends with one line naming the key or
+file and exit code 2; nothing is written where it does not belong."""
+
+import fcntl
+import os
+import resource
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+BIN = os.environ.get("CONTACTLAB_BIN")
+pytestmark = pytest.mark.skipif(not BIN, reason="CONTACTLAB_BIN not set")
+
+# A run that takes a fraction of a second: two steps of ball_on_slope under sap.
+QUICK = ["ball_on_slope", "-f", "sap", "--set", "duration=0.02", "--set", "dt=0.01"]
+
+
+def contactlab(*args, timeout=120, **kwargs):
+    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+def assert_input_error(result, *fragments):
+    """Exit code 2 and exactly one line on stderr that names every fragment."""
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+    return lines[0]
+
+
+def write_sweep(folder, *, mu=(0.0, 0.3), extra=""):
+    sweep = Path(folder) / "tiny.toml"
+    values = ", ".join(str(m) for m in mu)
+    sweep.write_text('[sweep]\nname = "tiny"\nscenario = "ball_on_slope"\nformulation = "sap"\n'
+                     f"[base]\nduration = 0.02\ndt = 0.01\n{extra}[axes]\nmu = [{values}]\n")
+    return sweep
+
+
+# ---- run files that are not what they claim ------------------------------------------------
+
+def test_collect_and_resume_survive_malformed_run_files(tmp_path):
+    out = tmp_path / "runs"
+    sweep = write_sweep(tmp_path)
+    first = contactlab("sweep", "run", sweep, "-j", "1", "--out-dir", out)
+    assert first.returncode == 0, first.stderr
+    runs = sorted(out.glob("*.h5"))
+    assert len(runs) == 2
+    # Array-valued attributes where scalars belong: 1,000 doubles, 5,000 int64, a root
+    # scenario that is an array of strings, a 2-element attribute.
+    with h5py.File(runs[0], "r+") as f:
+        del f["summary"].attrs["wall_s"]
+        f["summary"].attrs["wall_s"] = np.ones(1000)
+        f["summary"].attrs["steps"] = np.arange(5000, dtype=np.int64)
+        f["params"].attrs["mu"] = np.array([0.1, 0.2])
+    with h5py.File(runs[1], "r+") as f:
+        del f.attrs["scenario"]
+        f.attrs["scenario"] = np.array([b"ball_on_slope", b"x", b"y"])
+    table = contactlab("collect", out)
+    assert table.returncode == 0, table.stderr
+    rows = table.stdout.splitlines()[1:]
+    assert len(rows) == 2 and all(",failed," in row for row in rows), table.stdout
+    assert "is an array (1000), not a scalar" in table.stdout or "is an array (5000)" in table.stdout
+    assert "attribute 'scenario' is an array (3), not a scalar" in table.stdout
+    # The sweep's resume check reads the same files: it reruns them instead of crashing.
+    again = contactlab("sweep", "run", sweep, "-j", "1", "--out-dir", out)
+    assert again.returncode == 0, again.stderr
+    assert contactlab("collect", out).stdout.count(",ok,") == 2
+
+
+def test_collect_reports_special_entries_as_rows(tmp_path):
+    (tmp_path / "a.h5").symlink_to(tmp_path / "b.h5")
+    (tmp_path / "b.h5").symlink_to(tmp_path / "a.h5")
+    (tmp_path / "dir.h5").mkdir()
+    (tmp_path / "text.h5").write_text("mu = 0.3\n")
+    os.mkfifo(tmp_path / "fifo.h5")
+    result = contactlab("collect", tmp_path, timeout=60)
+    assert result.returncode == 0, result.stderr
+    rows = {line.split(",")[0]: line for line in result.stdout.splitlines()[1:]}
+    assert set(rows) == {"a", "b", "dir", "text", "fifo"}
+    assert all(",failed," in row for row in rows.values()), result.stdout
+    assert "not an HDF5 file" in rows["text"]
+    assert "not a regular file" in rows["fifo"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their permissions")
+def test_unreadable_run_file_is_reported_as_such(tmp_path):
+    locked = tmp_path / "locked.h5"
+    locked.write_bytes(b"\x89HDF\r\n\x1a\n")
+    locked.chmod(0)
+    row = contactlab("collect", tmp_path).stdout.splitlines()[1]
+    assert "Permission denied" in row
+
+
+# ---- generated scripts ---------------------------------------------------------------------
+
+def test_slurm_script_quotes_paths_and_refuses_newlines(tmp_path):
+    odd = tmp_path / "it's $(touch pwned)"
+    odd.mkdir()
+    sweep = write_sweep(odd)
+    out = tmp_path / "runs"  # the #SBATCH --output line cannot quote: a plain folder
+    result = contactlab("sweep", "slurm", sweep, "--out-dir", out)
+    assert result.returncode == 0, result.stderr
+    script = out / "sweep.slurm"
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+    # Running it (with a stand-in executable) executes nothing but that executable.
+    fake = tmp_path / "fake"
+    fake.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > '{tmp_path}/args'\n")
+    fake.chmod(0o755)
+    env = dict(os.environ, SLURM_ARRAY_TASK_ID="1", CONTACTLAB=str(fake))
+    assert subprocess.run(["bash", str(script)], cwd=tmp_path, env=env).returncode == 0
+    assert (tmp_path / "args").read_text().splitlines()[:4] == ["run", "--manifest", str(out / "manifest.jsonl"),
+                                                                  "--index"]
+    assert not list(tmp_path.rglob("pwned"))
+    # A newline in the sweep's path cannot be carried into the script's comments.
+    newline = tmp_path / "a\ntouch pwned"
+    newline.mkdir()
+    sweep = write_sweep(newline)
+    assert_input_error(contactlab("sweep", "slurm", sweep, "--out-dir", tmp_path / "runs2"), "control character")
+    assert not (tmp_path / "runs2" / "sweep.slurm").exists()
+
+
+# ---- writes outside the output folder ------------------------------------------------------
+
+def test_manifest_run_id_cannot_leave_the_output_folder(tmp_path):
+    out = tmp_path / "a" / "b"
+    out.mkdir(parents=True)
+    expanded = contactlab("sweep", "expand", write_sweep(tmp_path))
+    line = expanded.stdout.splitlines()[0]
+    for run_id in ["../../x", str(tmp_path / "abs")]:
+        manifest = tmp_path / "manifest.jsonl"
+        import json
+        entry = json.loads(line)
+        entry["run_id"] = run_id
+        manifest.write_text(json.dumps(entry) + "\n")
+        assert_input_error(contactlab("run", "--manifest", manifest, "--index", 0, "--out-dir", out),
+                           "not 12 lowercase hex digits")
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["manifest.jsonl", "tiny.toml"]
+
+
+def test_planted_links_in_the_output_folder_are_not_followed(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    out = tmp_path / "runs"
+    sweep = write_sweep(tmp_path, mu=(0.0,))
+    expanded = contactlab("sweep", "expand", sweep).stdout.splitlines()[0]
+    import json
+    run_id = json.loads(expanded)["run_id"]
+    (out / "logs").mkdir(parents=True)
+    (out / "logs" / f"0_{run_id}.log").symlink_to(victim)
+    (out / "results.csv").symlink_to(victim)
+    (out / "manifest.jsonl.partial").symlink_to(victim)
+    (out / f"{run_id}.h5.partial").symlink_to(victim)
+    result = contactlab("sweep", "run", sweep, "-j", "1", "--out-dir", out)
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text() == "keep me\n"
+    assert not (out / "results.csv").is_symlink() and (out / f"{run_id}.h5").is_file()
+
+
+# ---- clobbering by run --out ---------------------------------------------------------------
+
+def test_out_never_replaces_what_is_not_a_run_file(tmp_path):
+    scene = tmp_path / "scene.toml"
+    scene.write_text("mu = 0.3\n")
+    assert_input_error(contactlab("run", *QUICK, "-c", scene, "-o", scene, "-q"), str(scene), "not an HDF5 file")
+    assert scene.read_text() == "mu = 0.3\n"
+    assert_input_error(contactlab("run", *QUICK, "-o", "/dev/null", "-q"), "/dev/null", "a device")
+    assert Path("/dev/null").is_char_device()
+    # A sidecar the run did not write stays; an earlier run file is replaced.
+    xdmf = tmp_path / "run.xdmf"
+    xdmf.write_text("<Xdmf>someone else's</Xdmf>\n")
+    for _ in range(2):
+        assert contactlab("run", *QUICK, "-o", tmp_path / "run.h5", "-q").returncode == 0
+    assert xdmf.read_text() == "<Xdmf>someone else's</Xdmf>\n"
+
+
+# ---- errors found before the simulation ----------------------------------------------------
+
+@pytest.mark.parametrize("target, fragment", [
+    ("{tmp}", "must name a file, not a folder"),          # trailing slash below
+    ("{tmp}/dir", "it is a folder"),
+    ("{tmp}/" + "x" * 300 + ".h5", "name is too long"),
+    ("{tmp}/file/run.h5", "it is a file"),
+])
+def test_unusable_output_fails_before_the_simulation(tmp_path, target, fragment):
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "file").write_text("x")
+    out = target.format(tmp=tmp_path) + ("/" if target == "{tmp}" else "")
+    # A long run: were the output checked only at the end, this would take minutes. The
+    # configuration echo on stdout comes after every check, so an empty stdout shows that
+    # nothing was built or run.
+    result = contactlab("run", "ball_on_slope", "-f", "sap", "--set", "duration=100", "-o", out, timeout=60)
+    assert_input_error(result, fragment)
+    assert result.stdout == ""
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_read_only_folder_fails_before_the_simulation(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    result = contactlab("run", "ball_on_slope", "-f", "sap", "--set", "duration=100", "-o", folder / "r.h5", timeout=60)
+    assert_input_error(result, "Permission denied")
+
+
+def test_full_disk_is_one_line_without_a_crash_or_leftovers(tmp_path):
+    def limit_file_size():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20 * 1024, 20 * 1024))
+
+    out = tmp_path / "r.h5"
+    result = subprocess.run([BIN, "run", *QUICK, "--set", "output.snapshot_every=1", "-o", str(out), "-q"],
+                            capture_output=True, text=True, timeout=120, preexec_fn=limit_file_size)
+    assert_input_error(result, "r.h5.partial", "File too large")
+    assert sorted(os.listdir(tmp_path)) == []
+    # The same for the tables collect (and sweeps) write: an error, and no partial file.
+    runs = tmp_path / "runs"
+    assert contactlab("run", *QUICK, "-o", runs / "r.h5", "-q").returncode == 0
+    table = tmp_path / "t.csv"
+    collect = subprocess.run([BIN, "collect", str(runs), "-o", str(table)], capture_output=True, text=True,
+                             timeout=60, preexec_fn=lambda: (signal.signal(signal.SIGXFSZ, signal.SIG_IGN),
+                                                             resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))))
+    assert_input_error(collect, "t.csv.partial", "File too large")
+    assert sorted(os.listdir(tmp_path)) == ["runs"]
+    assert_input_error(contactlab("collect", runs, "-o", str(tmp_path) + "/"), "must name a file")
+    assert_input_error(contactlab("collect", runs, "-o", runs), "it is a folder")
+    assert sorted(os.listdir(tmp_path)) == ["runs"]
+
+
+# ---- durations and sizes -------------------------------------------------------------------
+
+@pytest.mark.parametrize("settings, fragments", [
+    (["duration=0.025", "dt=0.01"], ["'duration' = 0.025 s is not a whole number of steps", "use 0.02 or 0.03"]),
+    (["duration=0.024", "dt=0.01"], ["not a whole number of steps"]),
+    (["duration=0.005", "dt=0.01"], ["'dt' = 0.01 s is longer than key 'duration'"]),
+    (["duration=1", "dt=1e-15"], ["more than a run can take"]),
+    (["duration=1e308"], ["more than a run can take"]),
+    (["radius=1e308"], ["radius = 1e+308", "cannot be built"]),
+    (["grid_spacing=1e-5"], ["grid_spacing = 1e-05"]),
+])
+def test_durations_and_sizes_are_input_errors_naming_the_keys(tmp_path, settings, fragments):
+    args = [arg for setting in settings for arg in ("--set", setting)]
+    out = tmp_path / "r.h5"
+    assert_input_error(contactlab("run", "ball_on_slope", "-f", "sap", *args, "-o", out, "-q"), *fragments)
+    assert not out.exists() and not Path(str(out) + ".partial").exists()
+
+
+def test_durations_of_a_sweep_are_checked_when_expanded(tmp_path):
+    sweep = write_sweep(tmp_path, extra="")
+    sweep.write_text(sweep.read_text().replace("duration = 0.02", "duration = 0.025"))
+    result = contactlab("sweep", "expand", sweep)
+    assert "will fail: key 'duration' = 0.025 s is not a whole number of steps" in result.stderr
+
+
+# ---- special files as inputs ---------------------------------------------------------------
+
+@pytest.mark.parametrize("config, fragment", [
+    ("/dev/zero", "it is a device"), ("/dev/urandom", "it is a device"), ("{tmp}", "it is a folder"),
+    ("{tmp}/fifo", "it is a FIFO"), ("{tmp}/missing.toml", "No such file or directory"),
+])
+def test_special_files_are_not_configurations(tmp_path, config, fragment):
+    os.mkfifo(tmp_path / "fifo")
+    path = config.format(tmp=tmp_path)
+    assert_input_error(contactlab("run", *QUICK, "-c", path, "-o", tmp_path / "r.h5", timeout=20), path, fragment)
+    assert_input_error(contactlab("sweep", "expand", path, timeout=20), path, fragment)
+    assert_input_error(contactlab("run", "--manifest", path, "--index", 0, "--out-dir", tmp_path / "o", timeout=20),
+                       path, fragment)
+
+
+# ---- concurrency and signals ---------------------------------------------------------------
+
+def test_a_sweep_folder_in_use_is_refused(tmp_path):
+    out = tmp_path / "runs"
+    out.mkdir()
+    with open(out / ".contactlab.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock.write("12345\n")
+        lock.flush()
+        line = assert_input_error(contactlab("sweep", "run", write_sweep(tmp_path), "--out-dir", out),
+                                  "another contactlab process (pid 12345)")
+        assert str(out) in line
+    assert not (out / "manifest.jsonl").exists()
+
+
+def _children(pid):
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def test_sigterm_stops_the_sweep_and_its_running_children(tmp_path):
+    out = tmp_path / "runs"
+    sweep = write_sweep(tmp_path, mu=(0.0,))
+    sweep.write_text(sweep.read_text().replace("duration = 0.02", "duration = 100.0"))
+    process = subprocess.Popen([BIN, "sweep", "run", str(sweep), "-j", "1", "--out-dir", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    children = []
+    while not children and time.monotonic() < deadline:
+        time.sleep(0.2)
+        children = _children(process.pid)
+    assert children, "the sweep started no run"
+    while not list(out.glob("*.h5.partial")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    assert "stopped by signal 15" in stderr
+    for child in children:
+        assert not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]
+    assert not list(out.glob("*.h5*")), sorted(os.listdir(out))
+
+
+def test_sigint_stops_a_run_without_leaving_a_partial_file(tmp_path):
+    out = tmp_path / "r.h5"
+    process = subprocess.Popen([BIN, "run", "ball_on_slope", "-f", "sap", "--set", "duration=100", "-o", str(out)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not Path(str(out) + ".partial").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal.SIGINT, stderr
+    assert not out.exists() and not Path(str(out) + ".partial").exists()
+
+
+# ---- messages ------------------------------------------------------------------------------
+
+def test_build_time_rejections_print_only_the_error(tmp_path):
+    result = contactlab("run", "incline_block", "-f", "sap", "--set", "body=rigid", "-o", tmp_path / "r.h5")
+    assert_input_error(result, "needs rigid-rigid contact")
+    assert result.stdout == ""
+
+
+def test_values_with_newlines_give_one_line(tmp_path):
+    assert_input_error(contactlab("run", *QUICK, "--set", "mu=0.3\nrm -rf /", "-o", tmp_path / "r.h5"),
+                       "'0.3\\nrm -rf /'")
