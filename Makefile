@@ -3,6 +3,8 @@
 #   make test   install deps, build, run every C++ and Python test
 #   make validate  the long validation runs of the sap formulation (results/validate/sap)
 #   make sweeps the example sweeps (data/sweeps) and their figures (results/sweeps, results/figures)
+#   make test-sanitize  the C++ tests built with AddressSanitizer and UndefinedBehaviorSanitizer
+#               (build-sanitize/; too slow for `make test` on 2 cores)
 #   make defaults  every formulation at its defaults on the validation scenes (data/sweeps/defaults_*),
 #               checked by analysis/defaults_report.py (several hours on 2 cores)
 BUILD_DIR ?= build
@@ -11,7 +13,9 @@ JOBS ?= $(shell nproc)
 PYTHON ?= /usr/bin/python3
 CONTACTLAB := $(BUILD_DIR)/experiments/contactlab
 
-.PHONY: all deps configure build test demo validate sweeps defaults bench clean
+SANITIZE_BUILD_DIR ?= build-sanitize
+
+.PHONY: all deps configure build test test-sanitize demo validate sweeps defaults bench clean
 
 all: build
 
@@ -27,6 +31,14 @@ build: configure
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 	CONTACTLAB_BIN=$(abspath $(CONTACTLAB)) $(PYTHON) -m pytest -q tests/python
+
+# Leaks are reported too; UBSan findings abort the test that made them.
+test-sanitize: deps
+	cmake -S . -B $(SANITIZE_BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONTACTLAB_SANITIZE=ON \
+	  -DCONTACTLAB_CUDA=OFF -DCONTACTLAB_BENCHMARKS=OFF
+	cmake --build $(SANITIZE_BUILD_DIR) -j $(JOBS)
+	cd $(SANITIZE_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
 demo: build
 	CONTACTLAB_BIN=$(abspath $(CONTACTLAB)) PYTHON=$(PYTHON) ./scripts/demo
@@ -54,4 +66,4 @@ bench: build
 	OMP_NUM_THREADS=1 $(BUILD_DIR)/tests/bench_sap_step
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_BUILD_DIR)

@@ -225,6 +225,9 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
       outcome.message = diverged.what();
       abandoned_step = true;
       break;
+    } catch (const std::bad_alloc&) {
+      throw InputError("scenario '" + run.scenario + "' with " + NonDefaultKeys(parameters) + " ran out of memory in step " +
+                       std::to_string(step) + ": these sizes need more memory than this machine has");
     }
     const double step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
     // Keep the time exactly on the step grid regardless of substep round-off.

@@ -1,8 +1,26 @@
 #include "mpm/particles.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+
 namespace contactlab::mpm {
 
 void Particles::Reserve(std::size_t count) {
+  // The particle fields alone are a lower bound of what a run needs: more than the
+  // machine's memory is refused here, before the allocation, rather than ending in
+  // std::bad_alloc or the kernel's out-of-memory killer.
+  constexpr double kBytesPerParticle = 2 * sizeof(Vector3) + 4 * sizeof(Matrix3) + 2 * sizeof(double) + sizeof(int);
+  const double needed = kBytesPerParticle * static_cast<double>(count);
+  const double available = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  if (available > 0.0 && needed > available) {
+    char message[160];
+    std::snprintf(message, sizeof(message),
+                  "Particles: %zu particles need %.1f GiB for their fields alone; this machine has %.1f GiB", count,
+                  needed / (1u << 30), available / (1u << 30));
+    throw std::length_error(message);
+  }
   position.reserve(count);
   velocity.reserve(count);
   affine_velocity.reserve(count);

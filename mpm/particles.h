@@ -19,6 +19,8 @@ struct Particles {
   std::vector<int> material;                           // index into World::materials
 
   std::size_t size() const { return position.size(); }
+  // Throws std::length_error when the fields of `count` particles exceed the machine's
+  // physical memory.
   void Reserve(std::size_t count);
   // Appends an undeformed particle at rest in the affine sense (C = 0, F = I, R0 = I).
   void Add(const Vector3& position, const Vector3& velocity, double mass,

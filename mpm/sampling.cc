@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <stdexcept>
-#include <string>
 
 namespace contactlab::mpm {
 
@@ -29,9 +29,11 @@ std::vector<Vector3> SampleSolid(const std::function<double(const Vector3&)>& si
     lattice_points *= std::max(0.0, std::floor((bounds.max()[axis] - bounds.min()[axis]) / spacing) + 1.0);
   }
   if (lattice_points > kMaxLatticePoints) {
-    throw std::length_error("SampleSolid: the sampled region holds " + std::to_string(lattice_points) +
-                            " lattice points at particle spacing " + std::to_string(spacing) + " m (at most " +
-                            std::to_string(kMaxLatticePoints) + ")");
+    char message[160];
+    std::snprintf(message, sizeof(message),
+                  "SampleSolid: the sampled region holds %.3g lattice points at particle spacing %.3g m (at most %.3g)",
+                  lattice_points, spacing, kMaxLatticePoints);
+    throw std::length_error(message);
   }
   Eigen::Vector3i first, last;
   for (int axis = 0; axis < 3; ++axis) {

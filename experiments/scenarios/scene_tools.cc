@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
-#include <string>
 
 #include "mpm/sampling.h"
 
@@ -34,10 +34,12 @@ BoxLattice SampleBoxLattice(const rigid::Pose& pose, const Vector3& size, double
   double points = 1.0;
   for (int axis = 0; axis < 3; ++axis) points *= std::max(1.0, std::round(size[axis] / target_spacing));
   if (!(points <= mpm::kMaxLatticePoints) || !size.allFinite()) {
-    throw std::length_error("SampleBoxLattice: a box of " + std::to_string(size.x()) + " x " + std::to_string(size.y()) +
-                            " x " + std::to_string(size.z()) + " m at particle spacing " +
-                            std::to_string(target_spacing) + " m holds " + std::to_string(points) +
-                            " particles (at most " + std::to_string(mpm::kMaxLatticePoints) + ")");
+    char message[200];
+    std::snprintf(message, sizeof(message),
+                  "SampleBoxLattice: a box of %.3g x %.3g x %.3g m at particle spacing %.3g m holds %.3g particles "
+                  "(at most %.3g)",
+                  size.x(), size.y(), size.z(), target_spacing, points, mpm::kMaxLatticePoints);
+    throw std::length_error(message);
   }
   int count[3];
   BoxLattice lattice;

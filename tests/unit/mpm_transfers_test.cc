@@ -2,7 +2,9 @@
 // and thread-count independence of the explicit MLS-MPM substep.
 #include <omp.h>
 
+#include <limits>
 #include <random>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -46,6 +48,26 @@ Vector3 GridAngularMomentum(const SparseGrid& grid) {
   Vector3 total = Vector3::Zero();
   for (int i = 0; i < grid.num_nodes(); ++i) total += grid.NodePosition(i).cross(grid.mass[i] * grid.velocity[i]);
   return total;
+}
+
+TEST(Sampling, SizesPastTheMachineAreRefusedBeforeAllocating) {
+  // 2^40 particles need hundreds of TiB: refused by the memory check whatever the machine.
+  Particles particles;
+  EXPECT_THROW(particles.Reserve(std::size_t{1} << 40), std::length_error);
+  EXPECT_EQ(particles.position.capacity(), 0u);
+  // A 1 m cube at 0.5 mm particle spacing (8e9 lattice points), and a region that is not finite.
+  SamplingOptions options;
+  options.grid_spacing = 1e-3;
+  const auto inside = [](const Vector3&) { return -1.0; };
+  EXPECT_THROW(SampleSolid(inside, Eigen::AlignedBox3d(Vector3::Zero(), Vector3::Constant(1.0)), options),
+               std::length_error);
+  const double infinity = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(SampleSolid(inside, Eigen::AlignedBox3d(Vector3::Zero(), Vector3::Constant(infinity)), options),
+               std::invalid_argument);
+  // A region well inside the bound samples as before: 10^3 points of a 5 mm lattice.
+  options.grid_spacing = 1e-2;
+  EXPECT_EQ(SampleSolid(inside, Eigen::AlignedBox3d(Vector3::Zero(), Vector3::Constant(0.05 - 1e-9)), options).size(),
+            1000u);
 }
 
 TEST(QuadraticBSpline, PartitionOfUnityMomentsAndGradients) {
