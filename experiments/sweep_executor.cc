@@ -39,7 +39,7 @@ volatile std::sig_atomic_t stop_signal = 0;
 
 void OnStopSignal(int signal_number) { stop_signal = signal_number; }
 
-// SIGINT, SIGTERM and SIGHUP interrupt waitpid (no SA_RESTART) and set stop_signal.
+// SIGINT, SIGTERM and SIGHUP set stop_signal.
 void InstallStopHandlers() {
   struct sigaction action {};
   action.sa_handler = OnStopSignal;
@@ -174,9 +174,14 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
       const std::filesystem::path log = logs / (std::to_string(index) + "_" + entry.run_id + ".log");
       running[SpawnRun(executable, manifest, index, out_dir, log)] = {index, Clock::now(), log};
     }
-    // Wait for one child and record what it left.
+    // Wait for one child and record what it left. The wait polls (every 0.1 s) rather than
+    // blocks, so a stop signal that lands just before it is still seen at once.
     int wait_status = 0;
-    const pid_t pid = waitpid(-1, &wait_status, 0);
+    pid_t pid = 0;
+    while ((pid = ::waitpid(-1, &wait_status, WNOHANG)) == 0 && stop_signal == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (pid == 0) continue;  // a stop signal: handled at the top of the loop
     if (pid < 0) {
       if (errno == EINTR) continue;
       throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
