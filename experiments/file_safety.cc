@@ -139,7 +139,7 @@ FolderLock::FolderLock(const std::filesystem::path& folder, const std::string& p
     if (code != EWOULDBLOCK) throw InputError(file.string() + ": cannot lock: " + ErrnoText(code));
     std::string pid = count > 0 ? std::string(holder, static_cast<std::size_t>(count)) : "?";
     while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-    throw InputError(folder.string() + ": another contactlab process (pid " + OneLine(pid) + ") is " + purpose +
+    throw InputError(folder.string() + ": another contactlab process (pid " + pid + ") is " + purpose +
                      " in this folder; wait for it or choose another --out-dir");
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
@@ -160,33 +160,11 @@ bool IsValidRunId(std::string_view run_id) {
   return true;
 }
 
-std::string OneLine(std::string_view text) {
-  std::string line;
-  line.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      line += "\\n";
-    } else if (c == '\r') {
-      line += "\\r";
-    } else if (c == '\t') {
-      line += "\\t";
-    } else if (byte < 0x20 || byte == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\x%02x", byte);
-      line += escaped;
-    } else {
-      line += c;
-    }
-  }
-  return line;
-}
-
 void RequireNoControlCharacters(std::string_view text, const std::string& what) {
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte < 0x20 || byte == 0x7f) {
-      throw InputError(what + " '" + OneLine(text) +
+      throw InputError(what + " '" + std::string(text) +
                        "' contains a control character (a newline?), which a generated script cannot carry");
     }
   }

@@ -53,11 +53,9 @@ class FolderLock {
 // output folder and can never name anything outside it.
 bool IsValidRunId(std::string_view run_id);
 
-// `text` with control characters escaped (\n, \r, \t, \xNN), so a message is one line.
-std::string OneLine(std::string_view text);
-
 // InputError unless `text` (a path or name destined for a generated script) is free of
-// control characters, which no quoting can carry into a comment or directive.
+// control characters, which no quoting can carry into a comment or directive. (InputError
+// messages escape control characters themselves: see OneLine in formulations/parameters.h.)
 void RequireNoControlCharacters(std::string_view text, const std::string& what);
 
 }  // namespace contactlab::experiments

@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     // --help and --version print and exit 0; a malformed command line is bad input.
     if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(error);
-    std::fprintf(stderr, "contactlab: error: %s (see --help)\n", contactlab::experiments::OneLine(error.what()).c_str());
+    std::fprintf(stderr, "contactlab: error: %s (see --help)\n", contactlab::OneLine(error.what()).c_str());
     return kExitInputError;
   }
 
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
           contactlab::experiments::RunManifestEntry(manifest, manifest_index, run_out_dir, request.quiet);
       if (!result.skipped && result.status == "diverged") {
         std::fprintf(stderr, "contactlab: run diverged (%s); status recorded in %s\n",
-                     contactlab::experiments::OneLine(result.message).c_str(),
+                     contactlab::OneLine(result.message).c_str(),
                      result.file.string().c_str());
         return kExitDiverged;
       }
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
       const auto outcome = contactlab::experiments::ExecuteRun(request);
       if (outcome.status == contactlab::experiments::RunStatus::kDiverged) {
         std::fprintf(stderr, "contactlab: run diverged (%s); status recorded in %s\n",
-                     contactlab::experiments::OneLine(outcome.message).c_str(),
+                     contactlab::OneLine(outcome.message).c_str(),
                      request.output_path.c_str());
         return kExitDiverged;
       }
@@ -198,13 +198,13 @@ int main(int argc, char** argv) {
       }
     }
   } catch (const contactlab::InputError& error) {
-    std::fprintf(stderr, "contactlab: error: %s\n", contactlab::experiments::OneLine(error.what()).c_str());
+    std::fprintf(stderr, "contactlab: error: %s\n", error.what());  // one line by construction
     return kExitInputError;
   } catch (const contactlab::experiments::Interrupted& interrupted) {
     std::fprintf(stderr, "contactlab: %s; nothing written for the unfinished run\n", interrupted.what());
     return 128 + interrupted.signal_number;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "contactlab: internal error: %s\n", contactlab::experiments::OneLine(error.what()).c_str());
+    std::fprintf(stderr, "contactlab: internal error: %s\n", contactlab::OneLine(error.what()).c_str());
     return kExitInternalError;
   }
   return 0;

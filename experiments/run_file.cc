@@ -254,6 +254,12 @@ RunFileContents ReadRunFileHere(const std::string& name) {
   return contents;
 }
 
+// A failure to read `name`, as one line (the name and the file's contents may hold
+// control characters).
+[[noreturn]] void Fail(const std::string& name, const std::string& why) {
+  throw std::runtime_error(OneLine(name + ": " + why));
+}
+
 }  // namespace
 
 RunFileContents ReadRunFile(const std::filesystem::path& file, std::chrono::milliseconds timeout) {
@@ -261,20 +267,20 @@ RunFileContents ReadRunFile(const std::filesystem::path& file, std::chrono::mill
   // A run file is a regular file we can read: a FIFO would block H5Fis_hdf5, and a
   // permission problem is reported as such rather than as "not an HDF5 file".
   struct stat info {};
-  if (::stat(name.c_str(), &info) != 0) throw std::runtime_error(name + ": " + std::strerror(errno));
-  if (!S_ISREG(info.st_mode)) throw std::runtime_error(name + ": not a regular file");
-  if (::access(name.c_str(), R_OK) != 0) throw std::runtime_error(name + ": " + std::strerror(errno));
+  if (::stat(name.c_str(), &info) != 0) Fail(name, std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) Fail(name, "not a regular file");
+  if (::access(name.c_str(), R_OK) != 0) Fail(name, std::strerror(errno));
 
   // The file is read by a child process: a malformed file that crashes or hangs HDF5 then
   // becomes an error naming the file, never a crash of `collect` or of a sweep.
   int channel[2];
-  if (::pipe2(channel, O_CLOEXEC) != 0) throw std::runtime_error(name + ": pipe: " + std::strerror(errno));
+  if (::pipe2(channel, O_CLOEXEC) != 0) Fail(name, std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
   const pid_t child = ::fork();
   if (child < 0) {
     ::close(channel[0]);
     ::close(channel[1]);
-    throw std::runtime_error(name + ": fork: " + std::strerror(errno));
+    Fail(name, std::string("fork: ") + std::strerror(errno));
   }
   if (child == 0) {
     ::close(channel[0]);
@@ -322,15 +328,16 @@ RunFileContents ReadRunFile(const std::filesystem::path& file, std::chrono::mill
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) {
-    throw std::runtime_error(name + ": reading it took more than " + std::to_string(timeout.count() / 1000.0) +
-                             " s (a malformed file that hangs the HDF5 library?)");
+    char limit[32];
+    std::snprintf(limit, sizeof(limit), "%g s", static_cast<double>(timeout.count()) / 1000.0);
+    Fail(name, std::string("reading it took more than ") + limit + " (a malformed file that hangs the HDF5 library?)");
   }
   if (WIFSIGNALED(status)) {
-    throw std::runtime_error(name + ": malformed HDF5 file (the HDF5 library crashed reading it: " +
-                             strsignal(WTERMSIG(status)) + ")");
+    Fail(name, std::string("malformed HDF5 file (the HDF5 library crashed reading it: ") +
+                   strsignal(WTERMSIG(status)) + ")");
   }
-  if (reply.empty()) throw std::runtime_error(name + ": the reader ended without a reply");
-  if (reply.front() == 'E') throw std::runtime_error(reply.substr(1));
+  if (reply.empty()) Fail(name, "the reader ended without a reply");
+  if (reply.front() == 'E') throw std::runtime_error(OneLine(std::string_view(reply).substr(1)));  // names the file
   RunFileContents contents;
   Decoder decoder(std::string_view(reply).substr(1));
   decoder.Entries(contents.root, &Decoder::Text);

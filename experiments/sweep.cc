@@ -145,7 +145,7 @@ SweepDefinition LoadSweep(const std::filesystem::path& file) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+';
   });
   if (!plain_name || sweep.name.front() == '.') {
-    throw InputError(file.string() + ": [sweep] key 'name' = '" + OneLine(sweep.name) +
+    throw InputError(file.string() + ": [sweep] key 'name' = '" + sweep.name +
                      "' may hold only letters, digits, '_', '-', '+' and '.', and must not start with '.'");
   }
   sweep.scenario = RequireString(file, *header, "scenario");
@@ -337,7 +337,7 @@ ManifestEntry FromJsonLine(const std::string& text, const std::string& origin) {
     entry.run_id = line.at("run_id").get<std::string>();
     // The run_id names the run's files inside the output folder: never a path.
     if (!IsValidRunId(entry.run_id)) {
-      throw InputError(origin + ": field 'run_id' = '" + OneLine(entry.run_id) + "' is not 12 lowercase hex digits");
+      throw InputError(origin + ": field 'run_id' = '" + entry.run_id + "' is not 12 lowercase hex digits");
     }
     entry.sweep = line.value("sweep", "");
     entry.scenario = line.at("scenario").get<std::string>();

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -16,11 +17,15 @@ namespace contactlab {
 
 using ParameterValue = std::variant<bool, std::int64_t, double, std::string>;
 
+// `text` with control characters escaped (\n, \r, \t, \xNN), so that text quoted from
+// input (a key, a value, a path) cannot break a message into several lines.
+std::string OneLine(std::string_view text);
+
 // Error in user input (unknown key, malformed or invalid value); the message is one line
-// that names the offending key or file.
+// that names the offending key or file: control characters in it are escaped (OneLine).
 class InputError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit InputError(std::string_view message) : std::runtime_error(OneLine(message)) {}
 };
 
 // Returns an empty string when the value is acceptable, else the reason ("must be > 0").
