@@ -8,7 +8,7 @@
 //
 // One step (spec §2.13):
 //   1. P2G (mass and APIC momentum) and the implicit MPM energy of the step;
-//   2. rigid free motion and dynamics (sap::RigidDofs);
+//   2. rigid free motion and dynamics (dynamics::RigidDofs);
 //   3. stabilized Newton on g̃(x) = 0 (penalty_step_system.h), registering pairs at every
 //      iterate (spec A5);
 //   4. G2P with the solved grid velocities, plasticity and R0 (lagged, spec A13); rigid
@@ -21,8 +21,8 @@
 #include "formulations/penalty/attachment_table.h"
 #include "formulations/penalty/penalty_step_system.h"
 #include "formulations/penalty/stabilized_newton.h"
-#include "formulations/sap/implicit_mpm.h"
-#include "formulations/sap/rigid_dofs.h"
+#include "formulations/dynamics/implicit_mpm.h"
+#include "formulations/dynamics/rigid_dofs.h"
 #include "mpm/sparse_grid.h"
 
 namespace contactlab::penalty {
@@ -72,8 +72,8 @@ class PenaltyFormulation final : public Formulation {
 
   PenaltyOptions options_;
   mpm::SparseGrid grid_;
-  sap::ImplicitMpm implicit_mpm_;
-  sap::RigidDofs rigid_dofs_;
+  dynamics::ImplicitMpm implicit_mpm_;
+  dynamics::RigidDofs rigid_dofs_;
   AttachmentTable attachments_;
   std::vector<RigidSample> samples_;
   bool samples_built_ = false;

@@ -58,7 +58,7 @@ Matrix3 LeftJacobian(const Vector3& theta) {
 }  // namespace
 
 PenaltyStepSystem::PenaltyStepSystem(const World& world, double dt, const mpm::SparseGrid& grid,
-                                     const sap::ImplicitMpm& implicit_mpm, const sap::RigidDofs& rigid_dofs,
+                                     const dynamics::ImplicitMpm& implicit_mpm, const dynamics::RigidDofs& rigid_dofs,
                                      const std::vector<RigidSample>& samples, const PenaltyContactOptions& options,
                                      AttachmentTable& attachments)
     : world_(world),

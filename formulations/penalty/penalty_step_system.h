@@ -3,14 +3,14 @@
 // §2.7–2.9) as a NonlinearSystem for the stabilized Newton solver.
 //
 // Unknowns x = [v; u]: the end-of-step velocities v of the active grid nodes (three each, in
-// the ImplicitMpm numbering) and the rigid generalized velocities u (sap::RigidDofs: six per
+// the ImplicitMpm numbering) and the rigid generalized velocities u (dynamics::RigidDofs: six per
 // free body, [v_com; ω], then the multibody tree). The residual, mass-weighted so that grid
 // nodes and rigid bodies count alike (spec A2 resolution, see below), is
 //   g̃ = D^(-1/2) g,   g_grid  = ∇E_mpm(v) − Δt f_contact,grid          (spec §1.5, §2.8)
 //                      g_rigid = A (u − u*) − Δt Σ Sᵀ [F; τ]_contact      (spec §2.7, A10)
-// with E_mpm the implicit MPM energy of sap/implicit_mpm.h (inertia, gravity, elasticity with
+// with E_mpm the implicit MPM energy of dynamics/implicit_mpm.h (inertia, gravity, elasticity with
 // the MLS F update that G2P applies), A and u* the rigid dynamics and free motion of
-// sap/rigid_dofs.h, and D = diag(m_i I, diag A). Weighting by D^(-1/2) makes ‖g̃‖² an energy
+// dynamics/rigid_dofs.h, and D = diag(m_i I, diag A). Weighting by D^(-1/2) makes ‖g̃‖² an energy
 // (gᵀ D⁻¹ g [J]), so light grid nodes are not drowned by heavy bodies in E = ½‖g̃‖².
 //
 // Contact forces come from the pairs of an AttachmentTable: f = k (P(X, Z) − Z) on the
@@ -24,8 +24,8 @@
 #include "formulations/penalty/attachment_table.h"
 #include "formulations/penalty/stabilized_newton.h"
 #include "formulations/penalty/triangle_mesh.h"
-#include "formulations/sap/implicit_mpm.h"
-#include "formulations/sap/rigid_dofs.h"
+#include "formulations/dynamics/implicit_mpm.h"
+#include "formulations/dynamics/rigid_dofs.h"
 #include "formulations/world.h"
 
 namespace contactlab::penalty {
@@ -85,8 +85,8 @@ class PenaltyStepSystem final : public NonlinearSystem {
   // Everything the step needs, prepared by the formulation: `implicit_mpm` after Setup on the
   // step's grid, `rigid_dofs` after Setup, the rigid surface samples (body, body-frame
   // position) and the attachment table carried over from the previous step.
-  PenaltyStepSystem(const World& world, double dt, const mpm::SparseGrid& grid, const sap::ImplicitMpm& implicit_mpm,
-                    const sap::RigidDofs& rigid_dofs, const std::vector<RigidSample>& samples,
+  PenaltyStepSystem(const World& world, double dt, const mpm::SparseGrid& grid, const dynamics::ImplicitMpm& implicit_mpm,
+                    const dynamics::RigidDofs& rigid_dofs, const std::vector<RigidSample>& samples,
                     const PenaltyContactOptions& options, AttachmentTable& attachments);
 
   int size() const override { return grid_size_ + rigid_size_; }
@@ -137,8 +137,8 @@ class PenaltyStepSystem final : public NonlinearSystem {
 
   const World& world_;
   double dt_;
-  const sap::ImplicitMpm& implicit_mpm_;
-  const sap::RigidDofs& rigid_dofs_;
+  const dynamics::ImplicitMpm& implicit_mpm_;
+  const dynamics::RigidDofs& rigid_dofs_;
   const std::vector<RigidSample>& samples_;
   PenaltyContactOptions options_;
   AttachmentTable& attachments_;

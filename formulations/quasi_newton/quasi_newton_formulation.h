@@ -21,7 +21,7 @@
 #include "formulations/dynamics/explicit_stability.h"
 #include "formulations/formulation.h"
 #include "formulations/quasi_newton/quasi_newton_solver.h"
-#include "formulations/sap/rigid_dofs.h"
+#include "formulations/dynamics/rigid_dofs.h"
 #include "mpm/sparse_grid.h"
 
 namespace contactlab::quasi_newton {
@@ -140,7 +140,7 @@ class QuasiNewtonFormulation final : public Formulation {
   std::vector<int> previous_contact_particles_;
   std::unique_ptr<CudaSolverHandle> cuda_solver_;
   mpm::SparseGrid grid_;
-  sap::RigidDofs rigid_dofs_;
+  dynamics::RigidDofs rigid_dofs_;
   QuasiNewtonStepStatistics statistics_;
   UsedParameterTracker used_substeps_{"quasi_newton.substeps",
                                       "smallest N with (Δt/N)(c + v_max)/h <= quasi_newton.cfl, per step"};

@@ -55,8 +55,8 @@ std::vector<Matrix3> NodeDiagonalBlocks(const SparseMatrix& matrix) {
 //   "lumped_mass"     MPM part Σ_i w_ip²/m_i I (ignores stiffness), plus the rigid part.
 // A stiff material makes the lumped estimate far too large (the near-rigid regularization
 // β²w/(4π²) then makes the contact soft and bouncy); the exact one is what SAP assumes.
-void PrepareContacts(const std::string& estimate, const contact::ContactModel& model, const RigidDofs& rigid,
-                     const ImplicitMpm& implicit_mpm, const std::vector<contact::ParticleContact>& contacts,
+void PrepareContacts(const std::string& estimate, const contact::ContactModel& model, const dynamics::RigidDofs& rigid,
+                     const dynamics::ImplicitMpm& implicit_mpm, const std::vector<contact::ParticleContact>& contacts,
                      const std::vector<ContactCoupling>& couplings, const SparseMatrix& mpm_matrix,
                      const Eigen::MatrixXd* reduced_matrix, double dt, SapProblem& problem) {
   const int contact_count = static_cast<int>(contacts.size());

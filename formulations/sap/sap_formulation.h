@@ -18,8 +18,8 @@
 #include "formulations/contact/contact_model.h"
 #include "formulations/formulation.h"
 #include "formulations/linear_algebra/sparse_cholesky.h"
-#include "formulations/sap/implicit_mpm.h"
-#include "formulations/sap/rigid_dofs.h"
+#include "formulations/dynamics/implicit_mpm.h"
+#include "formulations/dynamics/rigid_dofs.h"
 #include "formulations/sap/sap_solver.h"
 #include "mpm/sparse_grid.h"
 
@@ -29,7 +29,7 @@ struct SapOptions {
   // Newton solver of the contact problem (relative tolerance ε_r = 1e-6 as in seed 000).
   SapSolverOptions solver;
   // Implicit MPM free motion (relative tolerance 1e-6 as in seed 000).
-  ImplicitMpmOptions free_motion;
+  dynamics::ImplicitMpmOptions free_motion;
   // "schur": dense SAP on [v_rigid; v_P] after the Schur complement (spec §1.3.6);
   // "full": sparse SAP on every grid unknown (CHOLMOD on H each iteration);
   // "auto": Schur while the reduced problem has at most max_dense_unknowns unknowns.
@@ -73,7 +73,7 @@ struct SapStepStatistics {
   int problem_unknowns = 0;         // size of the SAP problem actually solved
   double contact_margin = 0.0;      // the margin used this step [m]
   bool used_schur = false;
-  ImplicitMpmSummary free_motion;
+  dynamics::ImplicitMpmSummary free_motion;
   SapSolverResults solver;
   double factorization_seconds = 0.0;  // factorizations and solves: free motion, Schur, Newton
   double line_search_seconds = 0.0;    // inside the SAP solve
@@ -95,8 +95,8 @@ class SapFormulation final : public Formulation {
   SapOptions options_;
   std::unique_ptr<contact::ContactModel> contact_model_;
   mpm::SparseGrid grid_;
-  ImplicitMpm implicit_mpm_;
-  RigidDofs rigid_dofs_;
+  dynamics::ImplicitMpm implicit_mpm_;
+  dynamics::RigidDofs rigid_dofs_;
   // Separate factorizations keep their symbolic analyses: A_MPM (free motion), A_NN (Schur),
   // H (full path).
   linear_algebra::SparseCholesky free_motion_cholesky_;

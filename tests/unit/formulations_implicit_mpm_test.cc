@@ -20,7 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "formulations/linear_algebra/sparse_cholesky.h"
-#include "formulations/sap/implicit_mpm.h"
+#include "formulations/dynamics/implicit_mpm.h"
 #include "mpm/bspline.h"
 #include "mpm/constitutive/linear_corotated.h"
 #include "mpm/material.h"
@@ -30,7 +30,7 @@
 #include "mpm/sparse_grid.h"
 #include "mpm/transfers.h"
 
-namespace contactlab::sap {
+namespace contactlab::dynamics {
 namespace {
 
 using mpm::ConstitutiveModelKind;
@@ -782,4 +782,4 @@ TEST(ImplicitMpmHessian, BallOnSlopeAssemblyTime) {
 }
 
 }  // namespace
-}  // namespace contactlab::sap
+}  // namespace contactlab::dynamics

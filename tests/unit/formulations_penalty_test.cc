@@ -69,9 +69,9 @@ TEST(PenaltyStepSystem, JacobianMatchesCentralDifferencesOfTheResidual) {
   const double dt = 0.01;
   mpm::SparseGrid grid(world.grid_spacing);
   mpm::ParticleToGrid(world.particles, world.materials, 0.0, grid);
-  sap::ImplicitMpm implicit_mpm;
+  dynamics::ImplicitMpm implicit_mpm;
   implicit_mpm.Setup(grid, world.particles, world.materials, world.gravity, dt);
-  sap::RigidDofs rigid_dofs;
+  dynamics::RigidDofs rigid_dofs;
   rigid_dofs.Setup(world, dt);
   const std::vector<RigidSample> samples = SamplesOf(world, 0.01);
   AttachmentTable attachments;

@@ -1,10 +1,10 @@
-#include "formulations/sap/rigid_dofs.h"
+#include "formulations/dynamics/rigid_dofs.h"
 
 #include <algorithm>
 
 #include <cmath>
 
-namespace contactlab::sap {
+namespace contactlab::dynamics {
 
 void RigidDofs::Setup(World& world, double dt) {
   // Number the unknowns: free bodies first, six each, then the tree.
@@ -159,4 +159,4 @@ void RigidDofs::Advance(World& world, double dt, const Eigen::VectorXd& generali
   }
 }
 
-}  // namespace contactlab::sap
+}  // namespace contactlab::dynamics

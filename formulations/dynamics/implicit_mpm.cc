@@ -1,7 +1,7 @@
 // Eigen eigensolvers first, with the shared warning workaround.
 #include "formulations/linear_algebra/eigenvalues.h"
 
-#include "formulations/sap/implicit_mpm.h"
+#include "formulations/dynamics/implicit_mpm.h"
 
 #include <omp.h>
 
@@ -14,7 +14,7 @@
 
 #include "mpm/bspline.h"
 
-namespace contactlab::sap {
+namespace contactlab::dynamics {
 namespace {
 
 using mpm::Matrix9;
@@ -607,4 +607,4 @@ ImplicitMpmSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& option
   return summary;
 }
 
-}  // namespace contactlab::sap
+}  // namespace contactlab::dynamics

@@ -31,7 +31,7 @@
 #include "mpm/particles.h"
 #include "mpm/sparse_grid.h"
 
-namespace contactlab::sap {
+namespace contactlab::dynamics {
 
 using linear_algebra::SparseMatrix;
 using mpm::Matrix3;
@@ -155,4 +155,4 @@ class ImplicitMpm {
   std::vector<int> column_value_begin_;   // value index where column 3a starts
 };
 
-}  // namespace contactlab::sap
+}  // namespace contactlab::dynamics

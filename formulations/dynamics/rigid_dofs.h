@@ -1,6 +1,7 @@
 #pragma once
-// The rigid half of the SAP unknowns (spec-sap-qn §1.3.5): every rigid degree of freedom
-// that responds to contact, in one velocity vector —
+// The rigid degrees of freedom every formulation advances (the rigid half of SAP's unknowns,
+// spec-sap-qn §1.3.5): every rigid degree of freedom that responds to contact, in one
+// velocity vector —
 //   six per free body, [v of the centre of mass; ω], both in world,
 //   then the generalized velocities of the multibody tree —
 // with the linearized dynamics A_rigid (mass matrices plus implicit PD terms) and the
@@ -13,7 +14,7 @@
 
 #include "formulations/world.h"
 
-namespace contactlab::sap {
+namespace contactlab::dynamics {
 
 using mpm::Matrix3;
 using mpm::Vector3;
@@ -59,4 +60,4 @@ class RigidDofs {
   Eigen::LDLT<Eigen::MatrixXd> tree_factorization_;
 };
 
-}  // namespace contactlab::sap
+}  // namespace contactlab::dynamics
