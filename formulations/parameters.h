@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -68,6 +69,37 @@ ParameterCheck InClosedRange(double low, double high);
 // low ≤ value < high.
 ParameterCheck InHalfOpenRange(double low, double high);
 ParameterCheck OneOf(std::vector<std::string> allowed);
+
+// A string key whose values name the members of an enum: one table gives the allowed names
+// (for OneOf), the parse into the enum (once, when options are read) and the name back.
+template <typename Enum>
+using ChoiceTable = std::vector<std::pair<std::string, Enum>>;
+
+template <typename Enum>
+std::vector<std::string> ChoiceNames(const ChoiceTable<Enum>& table) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : table) names.push_back(name);
+  return names;
+}
+
+// The member named `text`; InputError naming `key` otherwise.
+template <typename Enum>
+Enum ParseChoice(const std::string& key, const std::string& text, const ChoiceTable<Enum>& table) {
+  for (const auto& [name, value] : table) {
+    if (name == text) return value;
+  }
+  std::string allowed;
+  for (const auto& [name, value] : table) allowed += (allowed.empty() ? "" : ", ") + name;
+  throw InputError(key + ": '" + text + "' is not one of " + allowed);
+}
+
+template <typename Enum>
+const std::string& ChoiceName(Enum member, const ChoiceTable<Enum>& table) {
+  for (const auto& [name, value] : table) {
+    if (value == member) return name;
+  }
+  throw std::logic_error("ChoiceName: a member missing from its table");
+}
 
 std::string ToString(const ParameterValue& value);
 const char* TypeName(const ParameterValue& value);

@@ -31,6 +31,23 @@ constexpr int kReductionChunk = 4096;
 
 }  // namespace
 
+const ChoiceTable<RigidFeedback>& RigidFeedbackNames() {
+  static const ChoiceTable<RigidFeedback> names = {{"node_impulse", RigidFeedback::kNodeImpulse},
+                                                   {"per_sample", RigidFeedback::kPerSample}};
+  return names;
+}
+
+const ChoiceTable<NodeNormal>& NodeNormalNames() {
+  static const ChoiceTable<NodeNormal> names = {{"samples", NodeNormal::kSamples}, {"geometry", NodeNormal::kGeometry}};
+  return names;
+}
+
+const ChoiceTable<RigidNodeMass>& RigidNodeMassNames() {
+  static const ChoiceTable<RigidNodeMass> names = {{"samples", RigidNodeMass::kSamples},
+                                                   {"effective", RigidNodeMass::kEffective}};
+  return names;
+}
+
 std::vector<ParameterSpec> HybridImpulseOptions::Specs() {
   const HybridImpulseOptions defaults;
   return {
@@ -43,15 +60,15 @@ std::vector<ParameterSpec> HybridImpulseOptions::Specs() {
       {"hybrid_impulse.sample_spacing", defaults.sample_spacing, "1",
        "Spacing of free-body surface samples relative to h; 0.5 gives about four per cell face.",
        Positive()},
-      {"hybrid_impulse.rigid_feedback", std::string(defaults.rigid_feedback), "",
+      {"hybrid_impulse.rigid_feedback", ChoiceName(defaults.rigid_feedback, RigidFeedbackNames()), "",
        "node_impulse: exact opposite impulse on the body (momentum conserved to round-off); per_sample: thesis eq. 6.25-6.29 filter, which rejects cohesive pulls but does not conserve momentum.",
-       OneOf({"node_impulse", "per_sample"})},
-      {"hybrid_impulse.node_normal", std::string(defaults.node_normal), "",
+       OneOf(ChoiceNames(RigidFeedbackNames()))},
+      {"hybrid_impulse.node_normal", ChoiceName(defaults.node_normal, NodeNormalNames()), "",
        "samples: weighted sample normals (thesis eq. 6.33); geometry: nearest geometry's outward normal.",
-       OneOf({"samples", "geometry"})},
-      {"hybrid_impulse.rigid_node_mass", std::string(defaults.rigid_node_mass), "",
+       OneOf(ChoiceNames(NodeNormalNames()))},
+      {"hybrid_impulse.rigid_node_mass", ChoiceName(defaults.rigid_node_mass, RigidNodeMassNames()), "",
        "samples: grid-1 node mass from the samples (thesis); effective: the body's effective mass at the node.",
-       OneOf({"samples", "effective"})},
+       OneOf(ChoiceNames(RigidNodeMassNames()))},
       {"hybrid_impulse.max_substeps", std::int64_t{defaults.max_substeps}, "1",
        "Substeps allowed per step before the run is declared diverged.", Positive()},
   };
@@ -62,9 +79,12 @@ HybridImpulseOptions HybridImpulseOptions::FromParameters(const ParameterSet& pa
   options.cfl = parameters.GetDouble("hybrid_impulse.cfl");
   options.restitution = parameters.GetDouble("hybrid_impulse.restitution");
   options.sample_spacing = parameters.GetDouble("hybrid_impulse.sample_spacing");
-  options.rigid_feedback = parameters.GetString("hybrid_impulse.rigid_feedback");
-  options.node_normal = parameters.GetString("hybrid_impulse.node_normal");
-  options.rigid_node_mass = parameters.GetString("hybrid_impulse.rigid_node_mass");
+  const auto choice = [&parameters](const std::string& key, const auto& names) {
+    return ParseChoice(key, parameters.GetString(key), names);
+  };
+  options.rigid_feedback = choice("hybrid_impulse.rigid_feedback", RigidFeedbackNames());
+  options.node_normal = choice("hybrid_impulse.node_normal", NodeNormalNames());
+  options.rigid_node_mass = choice("hybrid_impulse.rigid_node_mass", RigidNodeMassNames());
   options.max_substeps = static_cast<int>(parameters.GetInt("hybrid_impulse.max_substeps"));
   return options;
 }
@@ -236,7 +256,7 @@ void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_ind
 
   // Node collisions (thesis eq. 6.34–6.38 with erratum E6). In per-sample mode the grid-1
   // velocity change is kept for the sample filter below.
-  const bool node_feedback = options_.rigid_feedback == "node_impulse";
+  const bool node_feedback = options_.rigid_feedback == RigidFeedback::kNodeImpulse;
   std::vector<Vector3> rigid_velocity_change;
   if (!node_feedback) rigid_velocity_change.assign(node_count, Vector3::Zero());
   for (const int node : rigid_nodes_) {
@@ -245,7 +265,7 @@ void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_ind
     const double material_mass = grid_.mass[node];
     const Vector3 node_position = grid_.NodePosition(node);
     Vector3 normal = rigid_normal_sum_[node];
-    if (options_.node_normal == "geometry" || normal.norm() < 1e-9 * rigid_mass / samples.sample_mass) {
+    if (options_.node_normal == NodeNormal::kGeometry || normal.norm() < 1e-9 * rigid_mass / samples.sample_mass) {
       // The nearest geometry's outward normal: by choice, or where the samples' normals
       // cancel (opposite faces of thin bodies, spec B7).
       double nearest = std::numeric_limits<double>::infinity();
@@ -261,7 +281,7 @@ void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_ind
     // The rigid side's mass at the node: the samples' share of the body mass (thesis), or the
     // body's effective mass along the normal at the node, 1 / (n̂ᵀ W(x) n̂) (spec B3 variant).
     const double node_rigid_mass =
-        options_.rigid_node_mass == "effective" ? 1.0 / NormalMobility(world, body, node_position, normal) : rigid_mass;
+        options_.rigid_node_mass == RigidNodeMass::kEffective ? 1.0 / NormalMobility(world, body, node_position, normal) : rigid_mass;
     const double reduced_mass = node_rigid_mass * material_mass / (node_rigid_mass + material_mass);
     const contact::CoulombCollisionResult collision = contact::ResolveCoulombCollision(
         rigid_velocity_at(node_position), grid_.velocity[node], normal, reduced_mass,
@@ -320,7 +340,7 @@ void HybridImpulseFormulation::Substep(World& world, double dt, std::vector<Body
   // wall (§3.6 steps 1, 2, 4, 5).
   start = Clock::now();
   const std::vector<PredictedMotion> predicted = PredictRigidMotion(world, dt);
-  if (options_.rigid_node_mass == "effective" && world.multibody.num_velocities() > 0) {
+  if (options_.rigid_node_mass == RigidNodeMass::kEffective && world.multibody.num_velocities() > 0) {
     tree_mass_factorization_.compute(world.multibody.MassMatrix());
   }
   ApplyInfiniteMassBoundaries(world, substep_impulses);

@@ -21,6 +21,15 @@
 
 namespace contactlab::hybrid_impulse {
 
+// The variants the thesis leaves open (HybridImpulseOptions explains each), with the names
+// their keys take.
+enum class RigidFeedback { kNodeImpulse, kPerSample };
+enum class NodeNormal { kSamples, kGeometry };
+enum class RigidNodeMass { kSamples, kEffective };
+const ChoiceTable<RigidFeedback>& RigidFeedbackNames();
+const ChoiceTable<NodeNormal>& NodeNormalNames();
+const ChoiceTable<RigidNodeMass>& RigidNodeMassNames();
+
 struct HybridImpulseOptions {
   // Substep Δt_s ≤ cfl · h / (c + v_max), with c the largest dilatational wave speed and
   // v_max the largest particle or rigid-surface speed [-]. 0.3 is the thesis' ch. 5 value
@@ -36,12 +45,12 @@ struct HybridImpulseOptions {
   // impulses the MPM nodes received (momentum conserved to round-off; spec §3.6
   // "exact momentum"); "per_sample" filters per collision sample as thesis eq. 6.25–6.29
   // (with errata E3, E4), which rejects cohesive responses but is not exactly conservative.
-  std::string rigid_feedback = "node_impulse";
+  RigidFeedback rigid_feedback = RigidFeedback::kNodeImpulse;
   // Contact normal at a grid-1 node: "samples" normalizes the weighted sum of the samples'
   // normals (thesis eq. 6.33); "geometry" takes the outward normal of the body's nearest
   // geometry at the node (spec B7), which stays meaningful inside thin bodies where the
   // samples of opposite faces cancel.
-  std::string node_normal = "samples";
+  NodeNormal node_normal = NodeNormal::kSamples;
   // Rigid mass a grid-1 node brings to its collision: "samples" is Σ w_iq m_q with
   // m_q = M/N_q (thesis eq. 6.30), which makes a pushed body feel only the mass of its
   // samples near the contact, so it creeps into MPM material under a sustained load (spec
@@ -52,7 +61,7 @@ struct HybridImpulseOptions {
   // "effective" diverges in 20 ms on close_lift_shake closed and lifted within 10 ms each
   // (h 2 cm), where "samples" runs. The thesis' choice stays the default until that is
   // understood.
-  std::string rigid_node_mass = "samples";
+  RigidNodeMass rigid_node_mass = RigidNodeMass::kSamples;
   // Upper bound on substeps per step; exceeding it means the state has blown up.
   int max_substeps = 200000;
 

@@ -215,12 +215,12 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
 }
 
 StiffnessRule ParseStiffnessRule(const std::string& text) {
-  if (text == "auto") return StiffnessRule::kAuto;
-  if (text == "load") return StiffnessRule::kLoad;
-  if (text == "near_rigid") return StiffnessRule::kNearRigid;
-  if (text == "near_rigid_particle_mass") return StiffnessRule::kNearRigidParticleMass;
-  if (text == "fixed") return StiffnessRule::kFixed;
-  throw InputError("quasi_newton.stiffness_rule: unknown rule '" + text + "'");
+  static const ChoiceTable<StiffnessRule> names = {{"auto", StiffnessRule::kAuto},
+                                                   {"load", StiffnessRule::kLoad},
+                                                   {"near_rigid", StiffnessRule::kNearRigid},
+                                                   {"near_rigid_particle_mass", StiffnessRule::kNearRigidParticleMass},
+                                                   {"fixed", StiffnessRule::kFixed}};
+  return ParseChoice("quasi_newton.stiffness_rule", text, names);
 }
 
 QuasiNewtonFormulation::QuasiNewtonFormulation(QuasiNewtonFormulationOptions options)

@@ -52,7 +52,8 @@ TEST(HybridImpulse, ElasticBlockRestsOnAStaticPlane) {
 
 void ExpectMomentumExchange(const hybrid_impulse::HybridImpulseOptions& options, bool exact) {
   World world = CubeHitsBox();
-  const std::string feedback = options.rigid_feedback + "/" + options.rigid_node_mass;
+  const std::string feedback = ChoiceName(options.rigid_feedback, hybrid_impulse::RigidFeedbackNames()) + "/" +
+                               ChoiceName(options.rigid_node_mass, hybrid_impulse::RigidNodeMassNames());
   hybrid_impulse::HybridImpulseFormulation formulation(options);
   const auto [linear0, angular0] = TotalMomentum(world);
   const double scale = linear0.norm();
@@ -77,13 +78,13 @@ TEST(HybridImpulse, NodeImpulseFeedbackConservesMomentumToRoundOff) {
 
 TEST(HybridImpulse, EffectiveNodeMassConservesMomentumToRoundOff) {
   hybrid_impulse::HybridImpulseOptions options;
-  options.rigid_node_mass = "effective";
+  options.rigid_node_mass = hybrid_impulse::RigidNodeMass::kEffective;
   ExpectMomentumExchange(options, true);
 }
 
 TEST(HybridImpulse, PerSampleFeedbackTransfersMomentum) {
   hybrid_impulse::HybridImpulseOptions options;
-  options.rigid_feedback = "per_sample";
+  options.rigid_feedback = hybrid_impulse::RigidFeedback::kPerSample;
   ExpectMomentumExchange(options, false);
 }
 
