@@ -55,13 +55,13 @@ std::vector<Matrix3> NodeDiagonalBlocks(const SparseMatrix& matrix) {
 //   "lumped_mass"     MPM part Σ_i w_ip²/m_i I (ignores stiffness), plus the rigid part.
 // A stiff material makes the lumped estimate far too large (the near-rigid regularization
 // β²w/(4π²) then makes the contact soft and bouncy); the exact one is what SAP assumes.
-void PrepareContacts(const std::string& estimate, const contact::ContactModel& model, const dynamics::RigidDofs& rigid,
+void PrepareContacts(DelassusEstimate estimate, const contact::ContactModel& model, const dynamics::RigidDofs& rigid,
                      const dynamics::ImplicitMpm& implicit_mpm, const std::vector<contact::ParticleContact>& contacts,
                      const std::vector<ContactCoupling>& couplings, const SparseMatrix& mpm_matrix,
                      const Eigen::MatrixXd* reduced_matrix, double dt, SapProblem& problem) {
   const int contact_count = static_cast<int>(contacts.size());
   std::vector<double> delassus(contact_count, 0.0);
-  if (estimate == "exact") {
+  if (estimate == DelassusEstimate::kExact) {
     const Eigen::LLT<Eigen::MatrixXd> factor(*reduced_matrix);
     const int size = static_cast<int>(reduced_matrix->rows());
     Eigen::MatrixXd jacobian_transpose(size, 3);
@@ -74,7 +74,7 @@ void PrepareContacts(const std::string& estimate, const contact::ContactModel& m
       delassus[c] = (half.transpose() * half).trace() / 3.0;
     }
   } else {
-    const bool with_stiffness = estimate == "block_diagonal";
+    const bool with_stiffness = estimate == DelassusEstimate::kBlockDiagonal;
     const std::vector<Matrix3> node_blocks = with_stiffness ? NodeDiagonalBlocks(mpm_matrix) : std::vector<Matrix3>{};
     const Eigen::VectorXd& node_masses = implicit_mpm.node_masses();
     for (int c = 0; c < contact_count; ++c) {
@@ -102,6 +102,20 @@ void PrepareContacts(const std::string& estimate, const contact::ContactModel& m
 
 }  // namespace
 
+const ChoiceTable<LinearSolver>& LinearSolverNames() {
+  static const ChoiceTable<LinearSolver> names = {
+      {"auto", LinearSolver::kAuto}, {"schur", LinearSolver::kSchur}, {"full", LinearSolver::kFull}};
+  return names;
+}
+
+const ChoiceTable<DelassusEstimate>& DelassusEstimateNames() {
+  static const ChoiceTable<DelassusEstimate> names = {{"auto", DelassusEstimate::kAuto},
+                                                      {"exact", DelassusEstimate::kExact},
+                                                      {"block_diagonal", DelassusEstimate::kBlockDiagonal},
+                                                      {"lumped_mass", DelassusEstimate::kLumpedMass}};
+  return names;
+}
+
 std::vector<ParameterSpec> SapOptions::Specs() {
   const SapOptions defaults;
   std::vector<ParameterSpec> specs = {
@@ -117,14 +131,14 @@ std::vector<ParameterSpec> SapOptions::Specs() {
       {"sap.max_free_motion_iterations", std::int64_t{defaults.free_motion.max_newton_iterations}, "1",
        "Newton iterations for nonlinear materials in the free motion (linear corotated takes one).",
        Positive()},
-      {"sap.linear_solver", std::string(defaults.linear_solver), "",
+      {"sap.linear_solver", ChoiceName(defaults.linear_solver, LinearSolverNames()), "",
        "schur: dense SAP Newton after a Schur complement onto the grid nodes under contact particles; full: sparse CHOLMOD Newton on every grid node; auto: schur while the reduced problem has at most sap.max_dense_unknowns unknowns.",
-       OneOf({"auto", "schur", "full"})},
+       OneOf(ChoiceNames(LinearSolverNames()))},
       {"sap.max_dense_unknowns", std::int64_t{defaults.max_dense_unknowns}, "1",
        "auto uses the Schur path while the reduced problem has at most this many unknowns.", Positive()},
-      {"sap.delassus_estimate", std::string(defaults.delassus_estimate), "",
+      {"sap.delassus_estimate", ChoiceName(defaults.delassus_estimate, DelassusEstimateNames()), "",
        "Contact mobility w for SAP's regularization: exact (Schur path), block_diagonal, lumped_mass; auto picks exact when it can.",
-       OneOf({"auto", "exact", "block_diagonal", "lumped_mass"})},
+       OneOf(ChoiceNames(DelassusEstimateNames()))},
       AutoParameter("sap.contact_margin", 0.0, "1",
                     "Distance, as a fraction of h, within which particles outside a rigid surface become gap contacts "
                     "(0: inside only, as seed 000); it must cover how far particles and surfaces close in one step. "
@@ -144,12 +158,13 @@ SapOptions SapOptions::FromParameters(const ParameterSet& parameters) {
   options.free_motion.relative_tolerance = parameters.GetDouble("sap.free_motion_tolerance");
   options.free_motion.max_newton_iterations =
       static_cast<int>(parameters.GetInt("sap.max_free_motion_iterations"));
-  options.linear_solver = parameters.GetString("sap.linear_solver");
+  options.linear_solver = ParseChoice("sap.linear_solver", parameters.GetString("sap.linear_solver"), LinearSolverNames());
   options.max_dense_unknowns = static_cast<int>(parameters.GetInt("sap.max_dense_unknowns"));
-  options.delassus_estimate = parameters.GetString("sap.delassus_estimate");
+  options.delassus_estimate =
+      ParseChoice("sap.delassus_estimate", parameters.GetString("sap.delassus_estimate"), DelassusEstimateNames());
   options.contact_margin = parameters.GetOptionalDouble("sap.contact_margin").value_or(-1.0);
   options.contact = contact::ContactModelParameters::FromParameters(parameters);
-  if (options.delassus_estimate == "exact" && options.linear_solver == "full") {
+  if (options.delassus_estimate == DelassusEstimate::kExact && options.linear_solver == LinearSolver::kFull) {
     throw InputError("sap.delassus_estimate = exact needs the Schur path; set sap.linear_solver to schur or auto");
   }
   const std::string problem = options.solver.Validate();
@@ -236,8 +251,8 @@ StepReport SapFormulation::Step(World& world, double dt) {
   // 5b. Choose the linear algebra and number the problem's unknowns: rigid first, then
   // either the participating nodes (Schur) or every active node (full).
   const int reduced_size = rigid_size + 3 * static_cast<int>(participating.size());
-  const bool use_schur = options_.linear_solver == "schur" ||
-                         (options_.linear_solver == "auto" && reduced_size <= options_.max_dense_unknowns);
+  const bool use_schur = options_.linear_solver == LinearSolver::kSchur ||
+                         (options_.linear_solver == LinearSolver::kAuto && reduced_size <= options_.max_dense_unknowns);
   statistics_.used_schur = use_schur && contact_count > 0;
   report.timings.assembly = SecondsSince(start);
 
@@ -314,7 +329,9 @@ StepReport SapFormulation::Step(World& world, double dt) {
       reduced_matrix.bottomRightCorner(reduced_size - rigid_size, reduced_size - rigid_size) = schur.matrix();
       problem.free_motion_velocity.resize(reduced_size);
       problem.free_motion_velocity << rigid_dofs_.free_motion_velocity(), schur.Restrict(mpm_free_velocity);
-      PrepareContacts(options_.delassus_estimate == "auto" ? "exact" : options_.delassus_estimate, *contact_model_,
+      PrepareContacts(options_.delassus_estimate == DelassusEstimate::kAuto ? DelassusEstimate::kExact
+                                                                            : options_.delassus_estimate,
+                      *contact_model_,
                       rigid_dofs_, implicit_mpm_, contacts, couplings, mpm_matrix, &reduced_matrix, dt, problem);
       DenseSapLinearSystem system(std::move(reduced_matrix));
       report.timings.assembly += SecondsSince(start);
@@ -327,8 +344,9 @@ StepReport SapFormulation::Step(World& world, double dt) {
       problem.free_motion_velocity.resize(rigid_size + mpm_free_velocity.size());
       problem.free_motion_velocity << rigid_dofs_.free_motion_velocity(), mpm_free_velocity;
       // "exact" needs the dense reduced matrix; when "auto" chose this path it falls back.
-      const bool needs_fallback = options_.delassus_estimate == "auto" || options_.delassus_estimate == "exact";
-      PrepareContacts(needs_fallback ? "block_diagonal" : options_.delassus_estimate,
+      const bool needs_fallback = options_.delassus_estimate == DelassusEstimate::kAuto ||
+                                  options_.delassus_estimate == DelassusEstimate::kExact;
+      PrepareContacts(needs_fallback ? DelassusEstimate::kBlockDiagonal : options_.delassus_estimate,
                       *contact_model_, rigid_dofs_, implicit_mpm_, contacts, couplings, mpm_matrix, nullptr, dt,
                       problem);
       SparseSapLinearSystem system(rigid_dofs_.dynamics_matrix(), mpm_matrix, contact_cholesky_);

@@ -25,6 +25,13 @@
 
 namespace contactlab::sap {
 
+// sap.linear_solver and sap.delassus_estimate (SapOptions explains each), with the names
+// their keys take.
+enum class LinearSolver { kAuto, kSchur, kFull };
+enum class DelassusEstimate { kAuto, kExact, kBlockDiagonal, kLumpedMass };
+const ChoiceTable<LinearSolver>& LinearSolverNames();
+const ChoiceTable<DelassusEstimate>& DelassusEstimateNames();
+
 struct SapOptions {
   // Newton solver of the contact problem (relative tolerance ε_r = 1e-6 as in seed 000).
   SapSolverOptions solver;
@@ -33,7 +40,7 @@ struct SapOptions {
   // "schur": dense SAP on [v_rigid; v_P] after the Schur complement (spec §1.3.6);
   // "full": sparse SAP on every grid unknown (CHOLMOD on H each iteration);
   // "auto": Schur while the reduced problem has at most max_dense_unknowns unknowns.
-  std::string linear_solver = "auto";
+  LinearSolver linear_solver = LinearSolver::kAuto;
   // Size above which "auto" switches to the full sparse path [-]: dense Newton costs
   // O(n³) per iteration and the Schur complement 3|P| half-solves, so beyond ~1,500 unknowns
   // the sparse factorization of H is cheaper.
@@ -44,7 +51,7 @@ struct SapOptions {
   // node masses only (the spec's cheap estimate, much too soft for stiff materials);
   // "auto" = exact on the Schur path, block_diagonal on the full path (where "exact" also
   // falls back to block_diagonal when linear_solver = auto picked the full path).
-  std::string delassus_estimate = "auto";
+  DelassusEstimate delassus_estimate = DelassusEstimate::kAuto;
   // Particles outside a rigid geometry but closer to it than the margin also become
   // contacts, with a negative penetration (a gap): such a constraint only acts if the
   // particle would cross the surface within the step. Seed 000 registers particles inside

@@ -142,8 +142,8 @@ TEST(Sap, SchurAndFullPathsGiveTheSameStep) {
         "ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.3}},
         rigid::Pose{Vector3(0.0, 0.0, -0.055), rigid::Quaternion::Identity()}));
     sap::SapOptions options = TightOptions();
-    options.linear_solver = path;
-    options.delassus_estimate = "block_diagonal";  // available on both paths
+    options.linear_solver = ParseChoice("sap.linear_solver", path, sap::LinearSolverNames());
+    options.delassus_estimate = sap::DelassusEstimate::kBlockDiagonal;  // available on both paths
     sap::SapFormulation formulation(options);
     for (int step = 0; step < 8; ++step) {
       formulation.Step(world, 0.01);
