@@ -157,24 +157,24 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
                     "inside only, as seed 003, which flickers in resting contact). auto: max(0.05, delta t (v_particle + g "
                     "dt)/h), the farthest a particle closes on a surface in one substep.",
                     NonNegative()),
-      {"quasi_newton.stiffness_rule", std::string(defaults.stiffness_rule), "",
+      {"quasi_newton.stiffness_rule", ChoiceName(defaults.stiffness_rule, StiffnessRuleNames()), "",
        "Per-contact k of the lagged model. load: max(m g, m v_approach^2, f_prev)/(penetration_fraction h), so the "
        "contact settles a small fraction of h deep and its lagged friction bound mu k x0 dt is the normal impulse it "
        "carries; near_rigid / near_rigid_particle_mass: (2 pi/(beta delta t))^2 m with m = 1/w or m_p (spec A1), whose "
        "friction bound is thousands of times the normal impulse of a resting particle; auto (default): load against "
        "static and prescribed geometry, near_rigid_particle_mass against bodies the weak coupling moves (their rigid "
        "step sees the contact stiffness explicitly and a soft spring destabilizes it); fixed: contact.stiffness.",
-       OneOf({"auto", "load", "near_rigid", "near_rigid_particle_mass", "fixed"})},
+       OneOf(ChoiceNames(StiffnessRuleNames()))},
       {"quasi_newton.penetration_fraction", defaults.penetration_fraction, "1",
        "Penetration of a contact under stiffness_rule = load, as a fraction of h.", InHalfOpenRange(1e-6, 1.0)},
-      {"quasi_newton.grid_update", std::string(defaults.grid_update), "",
+      {"quasi_newton.grid_update", ChoiceName(defaults.grid_update, GridUpdateNames()), "",
        "impulse: v = v* + M^-1 J^T gamma, exact momentum exchange at any tolerance (default: with the solver's v at "
        "eps_r 5e-2 the squeezed cube's panel forces sum to 1.045 m g); solver_velocity: the grid keeps the solver's v "
        "(seed 003's Algorithm 1).",
-       OneOf({"solver_velocity", "impulse"})},
-      {"quasi_newton.backend", std::string(defaults.backend), "",
+       OneOf(ChoiceNames(GridUpdateNames()))},
+      {"quasi_newton.backend", ChoiceName(defaults.backend, BackendNames()), "",
        "cpu: OpenMP solver; cuda: the quasi-Newton solve on the GPU (CUDA build and a device required).",
-       OneOf({"cpu", "cuda"})},
+       OneOf(ChoiceNames(BackendNames()))},
       {"quasi_newton.log_iterations", defaults.log_iterations, "",
        "Record every quasi-Newton iteration (scaled gradient norm and threshold) in /solver_log/iterations.", nullptr},
   };
@@ -198,36 +198,49 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   options.solver.absolute_tolerance = parameters.GetDouble("quasi_newton.absolute_tolerance");
   options.solver.max_iterations = static_cast<int>(parameters.GetInt("quasi_newton.max_iterations"));
   options.contact_margin = parameters.GetOptionalDouble("quasi_newton.contact_margin").value_or(-1.0);
-  options.backend = parameters.GetString("quasi_newton.backend");
-  options.stiffness_rule = parameters.GetString("quasi_newton.stiffness_rule");
+  const auto choice = [&parameters](const std::string& key, const auto& names) {
+    return ParseChoice(key, parameters.GetString(key), names);
+  };
+  options.backend = choice("quasi_newton.backend", BackendNames());
+  options.stiffness_rule = choice("quasi_newton.stiffness_rule", StiffnessRuleNames());
   options.penetration_fraction = parameters.GetDouble("quasi_newton.penetration_fraction");
-  options.grid_update = parameters.GetString("quasi_newton.grid_update");
+  options.grid_update = choice("quasi_newton.grid_update", GridUpdateNames());
   options.log_iterations = parameters.GetBool("quasi_newton.log_iterations");
   options.solver.record_history = options.log_iterations;
   options.contact = contact::ContactModelParameters::FromParameters(parameters);
   if (const std::string problem = options.solver.Validate(); !problem.empty()) {
     throw InputError("quasi_newton: " + problem);
   }
-  if (options.backend == "cuda" && !CudaBuilt()) {
+  if (options.backend == Backend::kCuda && !CudaBuilt()) {
     throw InputError("quasi_newton.backend = cuda: this build has no CUDA backend (configure with nvcc and CONTACTLAB_CUDA=ON)");
   }
   return options;
 }
 
-StiffnessRule ParseStiffnessRule(const std::string& text) {
+const ChoiceTable<StiffnessRule>& StiffnessRuleNames() {
   static const ChoiceTable<StiffnessRule> names = {{"auto", StiffnessRule::kAuto},
                                                    {"load", StiffnessRule::kLoad},
                                                    {"near_rigid", StiffnessRule::kNearRigid},
                                                    {"near_rigid_particle_mass", StiffnessRule::kNearRigidParticleMass},
                                                    {"fixed", StiffnessRule::kFixed}};
-  return ParseChoice("quasi_newton.stiffness_rule", text, names);
+  return names;
+}
+
+const ChoiceTable<GridUpdate>& GridUpdateNames() {
+  static const ChoiceTable<GridUpdate> names = {{"impulse", GridUpdate::kImpulse},
+                                                {"solver_velocity", GridUpdate::kSolverVelocity}};
+  return names;
+}
+
+const ChoiceTable<Backend>& BackendNames() {
+  static const ChoiceTable<Backend> names = {{"cpu", Backend::kCpu}, {"cuda", Backend::kCuda}};
+  return names;
 }
 
 QuasiNewtonFormulation::QuasiNewtonFormulation(QuasiNewtonFormulationOptions options)
     : options_(std::move(options)),
-      contact_model_(contact::MakeContactModel(options_.contact)),
-      stiffness_rule_(ParseStiffnessRule(options_.stiffness_rule)) {
-  if (options_.backend == "cuda") {
+      contact_model_(contact::MakeContactModel(options_.contact)) {
+  if (options_.backend == Backend::kCuda) {
 #ifdef CONTACTLAB_WITH_CUDA
     std::string reason;
     if (!CudaDeviceAvailable(&reason)) {
@@ -331,7 +344,7 @@ StepReport QuasiNewtonFormulation::Step(World& world, double dt) {
     if (previous_normal_force_.size() != particles.size()) previous_normal_force_.assign(particles.size(), 0.0);
     SubstepContactProblem problem =
         BuildProblem(grid_, particles, world.bodies, contacts, *contact_model_, substep, world.gravity.norm(), options_,
-                     stiffness_rule_, previous_normal_force_, problem_node_of_grid_node, grid_node_of_problem_node);
+                     options_.stiffness_rule, previous_normal_force_, problem_node_of_grid_node, grid_node_of_problem_node);
     problem.outside_momentum_squared = solvers::FixedChunkSum(grid_.num_nodes(), 0.0, [&](int node) {
       return problem_node_of_grid_node[node] < 0 ? grid_.mass[node] * grid_.velocity[node].squaredNorm() : 0.0;
     });
@@ -365,12 +378,12 @@ StepReport QuasiNewtonFormulation::Step(World& world, double dt) {
       const double normal_force = std::max(0.0, solution.impulses[c].z()) / substep;
       if (previous_normal_force_[particle] == 0.0) previous_contact_particles_.push_back(particle);
       previous_normal_force_[particle] = std::max(previous_normal_force_[particle], normal_force);
-      if (stiffness_rule_ != StiffnessRule::kFixed) used_stiffness_.Observe(problem.contacts[c].prepared.stiffness);
+      if (options_.stiffness_rule != StiffnessRule::kFixed) used_stiffness_.Observe(problem.contacts[c].prepared.stiffness);
     }
 
     // 2e. v^{k+1} on the grid; the impulses −R_WC γ_p go to the rigid bodies (eq. 3, summed).
     start = Clock::now();
-    if (options_.grid_update == "impulse") {
+    if (options_.grid_update == GridUpdate::kImpulse) {
       // v_i = v*_i + m_i⁻¹ Σ_p w_ip R_WC,p γ_p: the momentum the contacts gave each node.
       for (std::size_t i = 0; i < grid_node_of_problem_node.size(); ++i) {
         grid_.velocity[grid_node_of_problem_node[i]] = problem.free_velocity[i];

@@ -30,6 +30,14 @@ class CudaSolverHandle;  // the device solver when built with CUDA (opaque here)
 
 // How each contact's stiffness is chosen (QuasiNewtonFormulationOptions::stiffness_rule).
 enum class StiffnessRule { kAuto, kLoad, kNearRigid, kNearRigidParticleMass, kFixed };
+// What the grid keeps after a contact solve, and where the solve runs
+// (QuasiNewtonFormulationOptions::grid_update, ::backend).
+enum class GridUpdate { kImpulse, kSolverVelocity };
+enum class Backend { kCpu, kCuda };
+// The names the keys quasi_newton.stiffness_rule, .grid_update and .backend take.
+const ChoiceTable<StiffnessRule>& StiffnessRuleNames();
+const ChoiceTable<GridUpdate>& GridUpdateNames();
+const ChoiceTable<Backend>& BackendNames();
 
 struct QuasiNewtonFormulationOptions {
   // N, MPM substeps per rigid step [-]; 0 is "auto": at the start of every step the
@@ -77,7 +85,7 @@ struct QuasiNewtonFormulationOptions {
   // bound thousands of times the normal impulse: on incline_block (μ 0.125) the block stopped
   // in 0.1 s instead of 0.515 s; with "load" it follows the analytic speed and the quasi-Newton
   // iteration needs 10× fewer iterations (measured, h 1.8 cm, Δt 5 ms).
-  std::string stiffness_rule = "auto";
+  StiffnessRule stiffness_rule = StiffnessRule::kAuto;
   double penetration_fraction = 0.01;  // [-], the target depth of "load" as a fraction of h
   // What the grid keeps after the solve. "solver_velocity": the solver's v (seed 003's
   // Algorithm 1 returns v and γ; γ goes to the rigid bodies). Unless the solve converged
@@ -88,9 +96,9 @@ struct QuasiNewtonFormulationOptions {
   // grid a momentum change that differs from the impulses the panels of squeezed_cube
   // receive, which then sum to 1.045 m g at steady state (measured at h = 2 cm, Δt = 1 ms)
   // while the cube hangs still; with "impulse" they sum to m g to round-off.
-  std::string grid_update = "impulse";
+  GridUpdate grid_update = GridUpdate::kImpulse;
   // "cpu" (OpenMP) or "cuda" (the device solver; needs a CUDA build and a GPU).
-  std::string backend = "cpu";
+  Backend backend = Backend::kCpu;
   // Keep every quasi-Newton iteration in StepReport::iteration_log (convergence figures).
   bool log_iterations = false;
   // Contact model constants shared with `sap` (seed 003 uses the lagged model).
@@ -133,7 +141,6 @@ class QuasiNewtonFormulation final : public Formulation {
 
   QuasiNewtonFormulationOptions options_;
   std::unique_ptr<contact::ContactModel> contact_model_;
-  StiffnessRule stiffness_rule_;
   // Normal force [N] each particle's contact carried in the previous substep, and which
   // particles had one (stiffness_rule = load).
   std::vector<double> previous_normal_force_;

@@ -394,7 +394,7 @@ QuasiNewtonFormulationOptions FormulationOptions(int substeps) {
   options.contact.model = "lagged";
   options.solver.relative_tolerance = 1e-6;
   // The softer of spec A1's stiffness rules keeps the iteration counts, and the test, short.
-  options.stiffness_rule = "near_rigid_particle_mass";
+  options.stiffness_rule = quasi_newton::StiffnessRule::kNearRigidParticleMass;
   return options;
 }
 
@@ -425,7 +425,7 @@ TEST(QuasiNewtonFormulation, ImpulseGridUpdateConservesMomentumAtAnyTolerance) {
   // Spec V3 for formulation B: without gravity the rigid momentum change is the sum of the
   // substep impulses and the grid receives exactly the opposite, even at seed 003's loose ε_r.
   QuasiNewtonFormulationOptions options = FormulationOptions(4);
-  options.grid_update = "impulse";
+  options.grid_update = quasi_newton::GridUpdate::kImpulse;
   options.solver.relative_tolerance = 5e-2;
   const double drift = MomentumDrift(options);
   EXPECT_LT(drift, 1e-12);
@@ -436,7 +436,7 @@ TEST(QuasiNewtonFormulation, SolverVelocityUpdateConservesMomentumToTheSolverTol
   // Seed 003's update keeps the solver's v: the imbalance is the final residual, so a tight
   // solve conserves momentum to about ε_r of the momentum scale, a loose one does not.
   QuasiNewtonFormulationOptions options = FormulationOptions(4);
-  options.grid_update = "solver_velocity";
+  options.grid_update = quasi_newton::GridUpdate::kSolverVelocity;
   options.solver.relative_tolerance = 1e-7;
   options.solver.max_iterations = 200000;
   const double tight = MomentumDrift(options);
