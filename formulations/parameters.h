@@ -138,4 +138,10 @@ class ParameterSet {
   std::map<std::string, ParameterValue> values_;
 };
 
+// The enum member the string key `key` of `parameters` names (see ChoiceTable).
+template <typename Enum>
+Enum GetChoice(const ParameterSet& parameters, const std::string& key, const ChoiceTable<Enum>& table) {
+  return ParseChoice(key, parameters.GetString(key), table);
+}
+
 }  // namespace contactlab

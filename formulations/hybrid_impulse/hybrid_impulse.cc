@@ -79,12 +79,9 @@ HybridImpulseOptions HybridImpulseOptions::FromParameters(const ParameterSet& pa
   options.cfl = parameters.GetDouble("hybrid_impulse.cfl");
   options.restitution = parameters.GetDouble("hybrid_impulse.restitution");
   options.sample_spacing = parameters.GetDouble("hybrid_impulse.sample_spacing");
-  const auto choice = [&parameters](const std::string& key, const auto& names) {
-    return ParseChoice(key, parameters.GetString(key), names);
-  };
-  options.rigid_feedback = choice("hybrid_impulse.rigid_feedback", RigidFeedbackNames());
-  options.node_normal = choice("hybrid_impulse.node_normal", NodeNormalNames());
-  options.rigid_node_mass = choice("hybrid_impulse.rigid_node_mass", RigidNodeMassNames());
+  options.rigid_feedback = GetChoice(parameters, "hybrid_impulse.rigid_feedback", RigidFeedbackNames());
+  options.node_normal = GetChoice(parameters, "hybrid_impulse.node_normal", NodeNormalNames());
+  options.rigid_node_mass = GetChoice(parameters, "hybrid_impulse.rigid_node_mass", RigidNodeMassNames());
   options.max_substeps = static_cast<int>(parameters.GetInt("hybrid_impulse.max_substeps"));
   return options;
 }

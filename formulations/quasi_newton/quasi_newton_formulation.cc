@@ -198,13 +198,10 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   options.solver.absolute_tolerance = parameters.GetDouble("quasi_newton.absolute_tolerance");
   options.solver.max_iterations = static_cast<int>(parameters.GetInt("quasi_newton.max_iterations"));
   options.contact_margin = parameters.GetOptionalDouble("quasi_newton.contact_margin").value_or(-1.0);
-  const auto choice = [&parameters](const std::string& key, const auto& names) {
-    return ParseChoice(key, parameters.GetString(key), names);
-  };
-  options.backend = choice("quasi_newton.backend", BackendNames());
-  options.stiffness_rule = choice("quasi_newton.stiffness_rule", StiffnessRuleNames());
+  options.backend = GetChoice(parameters, "quasi_newton.backend", BackendNames());
+  options.stiffness_rule = GetChoice(parameters, "quasi_newton.stiffness_rule", StiffnessRuleNames());
   options.penetration_fraction = parameters.GetDouble("quasi_newton.penetration_fraction");
-  options.grid_update = choice("quasi_newton.grid_update", GridUpdateNames());
+  options.grid_update = GetChoice(parameters, "quasi_newton.grid_update", GridUpdateNames());
   options.log_iterations = parameters.GetBool("quasi_newton.log_iterations");
   options.solver.record_history = options.log_iterations;
   options.contact = contact::ContactModelParameters::FromParameters(parameters);

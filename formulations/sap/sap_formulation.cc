@@ -158,10 +158,9 @@ SapOptions SapOptions::FromParameters(const ParameterSet& parameters) {
   options.free_motion.relative_tolerance = parameters.GetDouble("sap.free_motion_tolerance");
   options.free_motion.max_newton_iterations =
       static_cast<int>(parameters.GetInt("sap.max_free_motion_iterations"));
-  options.linear_solver = ParseChoice("sap.linear_solver", parameters.GetString("sap.linear_solver"), LinearSolverNames());
+  options.linear_solver = GetChoice(parameters, "sap.linear_solver", LinearSolverNames());
   options.max_dense_unknowns = static_cast<int>(parameters.GetInt("sap.max_dense_unknowns"));
-  options.delassus_estimate =
-      ParseChoice("sap.delassus_estimate", parameters.GetString("sap.delassus_estimate"), DelassusEstimateNames());
+  options.delassus_estimate = GetChoice(parameters, "sap.delassus_estimate", DelassusEstimateNames());
   options.contact_margin = parameters.GetOptionalDouble("sap.contact_margin").value_or(-1.0);
   options.contact = contact::ContactModelParameters::FromParameters(parameters);
   if (options.delassus_estimate == DelassusEstimate::kExact && options.linear_solver == LinearSolver::kFull) {
