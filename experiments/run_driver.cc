@@ -175,7 +175,6 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   World world;
   std::unique_ptr<Scenario> scenario = FindScenario(run.scenario).factory();
   BuildWorld(*scenario, run, world);
-  CheckFormulationSupports(FindFormulation(run.formulation), world);
   FormulationConfig formulation_config{run.formulation, parameters};
   std::unique_ptr<Formulation> formulation = MakeFormulation(formulation_config);
   if (!quiet) std::cout << resolved << std::flush;

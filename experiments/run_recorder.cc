@@ -536,6 +536,7 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
         };
         write("time", [](const SolverLogRow& row) { return row.time; });
         write("contacts", counter(&StepReport::contacts));
+        write("rigid_contacts", counter(&StepReport::rigid_contacts));
         write("outer_iterations", counter(&StepReport::outer_iterations));
         write("linear_iterations", counter(&StepReport::linear_iterations));
         write("substeps", counter(&StepReport::substeps));

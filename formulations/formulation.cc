@@ -45,18 +45,6 @@ void UsedParameterTracker::Observe(double value) {
   used_.smallest = std::min(used_.smallest, value);
 }
 
-void CheckFormulationSupports(const FormulationInfo& formulation, const World& world) {
-  if (!world.rigid_contact_needed_by.empty() && !formulation.resolves_rigid_contact) {
-    std::string resolving;
-    for (const FormulationInfo& info : RegisteredFormulations()) {
-      if (info.resolves_rigid_contact) resolving += (resolving.empty() ? "" : ", ") + info.name;
-    }
-    throw InputError(world.rigid_contact_needed_by + " needs rigid-rigid contact, which formulation '" +
-                     formulation.name + "' does not resolve (MPM-rigid contact only; formulations that do: " +
-                     (resolving.empty() ? "none" : resolving) + ")");
-  }
-}
-
 std::unique_ptr<Formulation> MakeFormulation(const FormulationConfig& config) {
   return FindFormulation(config.name).factory(config.parameters);
 }

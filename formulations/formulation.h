@@ -69,6 +69,9 @@ struct StepReport {
   // Particle–geometry contact points: the constraints of the step's contact problem for
   // implicit formulations, those found at the end of the step for explicit ones.
   int contacts = 0;
+  // Contact points between rigid bodies (and between rigid bodies and static geometry) that
+  // the step resolved; 0 for formulations or worlds without them.
+  int rigid_contacts = 0;
   double max_penetration = 0.0;   // deepest particle penetration into a rigid geometry [m]
   int outer_iterations = 0;       // Newton / quasi-Newton iterations (0 if none)
   int linear_iterations = 0;      // CG/GMRES iterations, 0 for direct solves or none
@@ -128,9 +131,6 @@ struct FormulationInfo {
   std::string description;  // one line
   std::vector<ParameterSpec> parameters;  // keys are prefixed "<name>."
   std::unique_ptr<Formulation> (*factory)(const ParameterSet& parameters);
-  // Whether rigid bodies touch each other and static geometry under this formulation
-  // (World::rigid_contact_needed_by); false: MPM–rigid contact only.
-  bool resolves_rigid_contact = false;
 };
 
 const std::vector<FormulationInfo>& RegisteredFormulations();
@@ -142,10 +142,5 @@ struct FormulationConfig {
   ParameterSet parameters;  // must contain (at least) the formulation's declared keys
 };
 std::unique_ptr<Formulation> MakeFormulation(const FormulationConfig& config);
-
-// Throws InputError when `world` needs what the formulation does not resolve (rigid–rigid
-// contact), naming both, so that such a cell of the scene × formulation matrix fails with a
-// clear message before it runs.
-void CheckFormulationSupports(const FormulationInfo& formulation, const World& world);
 
 }  // namespace contactlab

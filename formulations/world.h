@@ -23,11 +23,6 @@ struct World {
   // mirrored from `multibody` by SyncArticulatedBodies).
   std::vector<rigid::RigidBody> bodies;
   rigid::MultibodyTree multibody;
-  // Set by a scenario whose rigid bodies must touch each other or static geometry (a rigid
-  // block on an incline): names what needs it. Formulations that resolve only MPM–rigid
-  // contact refuse such a world (CheckFormulationSupports) instead of letting bodies pass
-  // through each other.
-  std::string rigid_contact_needed_by;
 };
 
 // Adds a link to world.multibody and its mirror body to world.bodies. Geometries are given

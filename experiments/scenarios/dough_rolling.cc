@@ -127,7 +127,7 @@ class DoughRolling final : public Scenario {
     touch_force_threshold_ = parameters.GetDouble("touch_force_threshold");
     if (parameters.GetDouble("press_depth") >= thickness ||
         parameters.GetDouble("second_press_depth") + parameters.GetDouble("extra_depth") >= thickness) {
-      // The pin has no contact with the table (rigid–rigid contact is not modelled).
+      // The pin must roll the dough, not the table under it.
       throw InputError("keys 'press_depth', 'second_press_depth' + 'extra_depth' must be less than 'dough_thickness'");
     }
     if (parameters.GetDouble("table_length") <= length || parameters.GetDouble("table_width") <= width) {

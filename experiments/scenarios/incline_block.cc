@@ -56,7 +56,6 @@ class InclineBlock final : public Scenario {
       block.linear_velocity = initial_velocity;
       block_body_ = static_cast<int>(world.bodies.size());
       world.bodies.push_back(block);
-      world.rigid_contact_needed_by = "incline_block with body = rigid (a rigid block sliding on the static incline)";
       mass_ = block.mass;
     } else {
       world.materials.push_back(MakeElasticMaterial(parameters, "", "block"));
@@ -253,7 +252,7 @@ ScenarioInfo InclineBlockInfo() {
           {"initial_speed", 0.1, "m/s", "Speed v0 imposed down the slope at t = 0 ([P] section 5, spec 4.1).",
            Positive()},
           {"body", std::string("mpm"), "",
-           "Block model: mpm (plane_m) or rigid (plane_r; needs rigid-rigid contact, i.e. the penalty formulation).",
+           "Block model: mpm (plane_m) or rigid (plane_r: rigid-rigid contact with the incline).",
            OneOf({"mpm", "rigid"})},
           {"block_size", 0.1, "m", "Edge length of the cubic block ([P] gives none; spec A14).", Positive()},
           GravitySpec(),

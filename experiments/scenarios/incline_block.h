@@ -14,9 +14,7 @@
 //   at a = +0.0498 m/s²; μ = 0.125 stops at t_s = 0.5152 s after s_s = 0.02576 m.
 //
 // body = mpm is an elastic MPM block (plane_m, 1.3k particles by default); body = rigid
-// is a free rigid box (plane_r), whose contact with the static incline is rigid–rigid. The
-// formulations other than `penalty` have no rigid–rigid contact, so under them the rigid
-// block falls through the incline; the scene still runs and records that.
+// is a free rigid box (plane_r), whose contact with the static incline is rigid–rigid.
 #include <optional>
 
 #include "experiments/scenario.h"

@@ -40,7 +40,6 @@ class RollingSphere final : public Scenario {
           "ball", {rigid::Geometry{rigid::Shape::Sphere(radius_), rigid::Pose{}, friction_}}, density, pose);
       ball_body_ = static_cast<int>(world.bodies.size());
       world.bodies.push_back(ball);
-      world.rigid_contact_needed_by = "rolling_sphere with body = rigid (a rigid sphere on the static incline)";
       mass_ = ball.mass;
     } else {
       world.materials.push_back(MakeElasticMaterial(parameters, "", "ball"));
@@ -214,7 +213,7 @@ ScenarioInfo RollingSphereInfo() {
            "Friction coefficient of the incline; [P] uses 0.3 (rolls) and 0.01 (slips), threshold 2/7 tan(theta).",
            NonNegative()},
           {"body", std::string("rigid"), "",
-           "Sphere model: rigid (plane_sph; needs rigid-rigid contact, i.e. penalty) or mpm (every formulation).",
+           "Sphere model: rigid (plane_sph: rigid-rigid contact with the incline) or mpm.",
            OneOf({"rigid", "mpm"})},
           {"radius", 0.05, "m", "Sphere radius ([P] gives none; half the 0.1 m block of spec A14).", Positive()},
           GravitySpec(),

@@ -11,9 +11,7 @@
 // [P]'s μ = 0.3 rolls and μ = 0.01 slips, and the slipping sphere is the faster one.
 //
 // body = rigid (plane_sph) is a free rigid sphere; its contact with the static incline is
-// rigid–rigid, which only `penalty` provides: under the other formulations it falls through
-// the incline and the scene records that. body = mpm is an elastic MPM ball (jittered
-// lattice, as in ball_on_slope), usable by every formulation.
+// rigid–rigid. body = mpm is an elastic MPM ball (jittered lattice, as in ball_on_slope).
 #include "experiments/scenario.h"
 
 namespace contactlab::experiments {

@@ -33,7 +33,6 @@ class Wedge final : public Scenario {
                                         parameters.GetString("right_body") == "mpm"};
     configuration_ = parameters.GetString("left_body") + "+" + parameters.GetString("right_body");
     if (!is_mpm[kLeft] || !is_mpm[kRight]) {
-      world.rigid_contact_needed_by = "wedge with " + configuration_ + " (a rigid block between the static walls)";
     }
     world.gravity = Vector3(0.0, 0.0, -gravity_);
     world.grid_spacing = parameters.GetDouble("grid_spacing");

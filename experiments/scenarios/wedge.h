@@ -17,9 +17,7 @@
 // left_body / right_body: mpm (elastic MPM cube) or rigid (free rigid box, same density).
 // Two MPM blocks share one grid and so form one body (no friction between them); a rigid
 // block touches MPM through the formulation's MPM–rigid contact and the walls through
-// rigid–static contact, which only `penalty` provides: under the other formulations a rigid
-// block passes through its wall, the pair is not squeezed and slides, which the scene
-// records. mpm + mpm runs under every formulation.
+// rigid–static contact (each formulation's rigid–rigid contact).
 #include "experiments/scenario.h"
 
 namespace contactlab::experiments {

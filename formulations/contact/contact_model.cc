@@ -59,6 +59,27 @@ ContactModelParameters ContactModelParameters::FromParameters(const ParameterSet
   return result;
 }
 
+std::vector<ParameterSpec> ContactModelParameters::SapConeSpecs() {
+  std::vector<ParameterSpec> specs;
+  for (ParameterSpec& spec : Specs()) {
+    if (spec.key == "contact.stiffness" || spec.key == "contact.dissipation_time_scale" ||
+        spec.key == "contact.near_rigid_threshold" || spec.key == "contact.friction_regularization") {
+      specs.push_back(std::move(spec));
+    }
+  }
+  return specs;
+}
+
+ContactModelParameters ContactModelParameters::SapConeFromParameters(const ParameterSet& parameters) {
+  ContactModelParameters result;
+  result.model = "sap_cone";
+  result.stiffness = parameters.GetDouble("contact.stiffness");
+  result.dissipation_time_scale = parameters.GetDouble("contact.dissipation_time_scale");
+  result.near_rigid_threshold = parameters.GetDouble("contact.near_rigid_threshold");
+  result.friction_regularization = parameters.GetDouble("contact.friction_regularization");
+  return result;
+}
+
 std::unique_ptr<ContactModel> MakeContactModel(const ContactModelParameters& parameters) {
   if (parameters.model != "sap_cone" && parameters.model != "lagged") {
     throw InputError("key 'contact.model' must be one of 'sap_cone' 'lagged' (got '" +

@@ -52,6 +52,11 @@ struct ContactModelParameters {
   // Parameter specs under the "contact." prefix, and the struct from a resolved set.
   static std::vector<ParameterSpec> Specs();
   static ContactModelParameters FromParameters(const ParameterSet& parameters);
+  // Only the keys of the "sap_cone" model (stiffness, dissipation time scale, near-rigid
+  // threshold, friction regularization), for a formulation whose one convex solve is SAP's
+  // rigid step; the struct they give has model "sap_cone".
+  static std::vector<ParameterSpec> SapConeSpecs();
+  static ContactModelParameters SapConeFromParameters(const ParameterSet& parameters);
 };
 
 // What detection and the formulation know about one contact at the start of the step.

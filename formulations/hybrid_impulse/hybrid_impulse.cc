@@ -50,7 +50,7 @@ const ChoiceTable<RigidNodeMass>& RigidNodeMassNames() {
 
 std::vector<ParameterSpec> HybridImpulseOptions::Specs() {
   const HybridImpulseOptions defaults;
-  return {
+  std::vector<ParameterSpec> specs = {
       {"hybrid_impulse.cfl", defaults.cfl, "1",
        "Explicit substep as a fraction of h/(c + v_max): elastic-wave and particle-speed limit.",
        InClosedRange(1e-6, 1.0)},
@@ -72,6 +72,9 @@ std::vector<ParameterSpec> HybridImpulseOptions::Specs() {
       {"hybrid_impulse.max_substeps", std::int64_t{defaults.max_substeps}, "1",
        "Substeps allowed per step before the run is declared diverged.", Positive()},
   };
+  // contact.*: SAP's cone in the convex rigid step (rigid-rigid contact only).
+  for (ParameterSpec& spec : contact::ContactModelParameters::SapConeSpecs()) specs.push_back(std::move(spec));
+  return specs;
 }
 
 HybridImpulseOptions HybridImpulseOptions::FromParameters(const ParameterSet& parameters) {
@@ -83,11 +86,12 @@ HybridImpulseOptions HybridImpulseOptions::FromParameters(const ParameterSet& pa
   options.node_normal = GetChoice(parameters, "hybrid_impulse.node_normal", NodeNormalNames());
   options.rigid_node_mass = GetChoice(parameters, "hybrid_impulse.rigid_node_mass", RigidNodeMassNames());
   options.max_substeps = static_cast<int>(parameters.GetInt("hybrid_impulse.max_substeps"));
+  options.contact = contact::ContactModelParameters::SapConeFromParameters(parameters);
   return options;
 }
 
 HybridImpulseFormulation::HybridImpulseFormulation(HybridImpulseOptions options)
-    : options_(std::move(options)) {}
+    : options_(std::move(options)), contact_model_(contact::MakeContactModel(options_.contact)) {}
 
 void HybridImpulseFormulation::PrepareCollisionSamples(const World& world) {
   grid_ = mpm::SparseGrid(world.grid_spacing);
@@ -167,27 +171,29 @@ void HybridImpulseFormulation::ApplyInfiniteMassBoundaries(const World& world,
 }
 
 std::vector<HybridImpulseFormulation::PredictedMotion> HybridImpulseFormulation::PredictRigidMotion(
-    const World& world, double dt) const {
+    const World& world) const {
+  // The rigid predictor of spec §3.6 step 1 is the free motion v* of the shared integrator
+  // (dynamics::RigidDofs, set up for this substep): gravity, applied loads and the
+  // gyroscopic term for free bodies; the tree's linearized step (implicit PD) mapped to each
+  // link, plus the motion of prescribed joints.
   std::vector<PredictedMotion> motions(world.bodies.size());
-  // Articulated links: one explicit step of the tree's free motion, v* = v + dt M⁻¹(τ − C),
-  // mapped to each link (plus the motion of prescribed joints).
+  const Eigen::VectorXd& free_motion = rigid_dofs_.free_motion_velocity();
   const rigid::MultibodyTree& tree = world.multibody;
-  rigid::VectorX tree_velocity;
-  if (tree.num_links() > 0) {
-    tree_velocity = tree.velocities() + dt * tree.ForwardDynamics(tree.ActuationForces(), world.gravity);
-  }
   for (std::size_t b = 0; b < world.bodies.size(); ++b) {
     const rigid::RigidBody& body = world.bodies[b];
     PredictedMotion& motion = motions[b];
+    if (!rigid_dofs_.HasDofs(static_cast<int>(b))) continue;
+    int first = -1;
+    rigid_dofs_.PointJacobian(world, static_cast<int>(b), body.pose.position, &first);
     if (body.is_free()) {
-      // Spec §3.6 step 1: gravity and applied force; the angular velocity as is.
-      motion.linear = body.linear_velocity + dt * (world.gravity + body.applied_force / body.mass);
-      motion.angular = body.angular_velocity;
+      motion.linear = free_motion.segment<3>(first);
+      motion.angular = free_motion.segment<3>(first + 3);
     } else if (body.tree_link >= 0) {
       const rigid::SpatialJacobian jacobian = tree.LinkJacobian(body.tree_link);
       const rigid::SpatialVector prescribed =
           tree.link_spatial_velocity(body.tree_link) - jacobian * tree.velocities();
-      const rigid::SpatialVector predicted = jacobian * tree_velocity + prescribed;
+      const rigid::SpatialVector predicted =
+          jacobian * free_motion.segment(first, tree.num_velocities()) + prescribed;
       motion.angular = predicted.head<3>();
       motion.linear = predicted.tail<3>();
     }
@@ -320,8 +326,8 @@ void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_ind
   }
 }
 
-void HybridImpulseFormulation::Substep(World& world, double dt, std::vector<BodyImpulse>& impulses,
-                                       Timings& timings) {
+void HybridImpulseFormulation::Substep(World& world, double dt, double step_dt, std::vector<BodyImpulse>& impulses,
+                                       StepReport& rigid_report, Timings& timings) {
   mpm::Particles& particles = world.particles;
   std::vector<BodyImpulse> substep_impulses(world.bodies.size());
 
@@ -336,7 +342,8 @@ void HybridImpulseFormulation::Substep(World& world, double dt, std::vector<Body
   // the boundary conditions again so the exchange cannot push material through a static
   // wall (§3.6 steps 1, 2, 4, 5).
   start = Clock::now();
-  const std::vector<PredictedMotion> predicted = PredictRigidMotion(world, dt);
+  rigid_dofs_.Setup(world, dt);
+  const std::vector<PredictedMotion> predicted = PredictRigidMotion(world);
   if (options_.rigid_node_mass == RigidNodeMass::kEffective && world.multibody.num_velocities() > 0) {
     tree_mass_factorization_.compute(world.multibody.MassMatrix());
   }
@@ -358,41 +365,54 @@ void HybridImpulseFormulation::Substep(World& world, double dt, std::vector<Body
     impulses[b].linear += substep_impulses[b].linear;
     impulses[b].angular += substep_impulses[b].angular;
   }
-  AdvanceRigidBodies(world, dt, substep_impulses);
+  AdvanceRigidBodies(world, dt, step_dt, substep_impulses, rigid_report);
   world.time += dt;
   timings.rigid += SecondsSince(start);
 }
 
-void HybridImpulseFormulation::AdvanceRigidBodies(World& world, double dt,
-                                                  const std::vector<BodyImpulse>& impulses) {
-  // Contact impulses first, then gravity, loads and the pose update (§3.6 steps 7–8;
-  // applying the impulse before the predictor gives the same v^{n+1} = v* + ΣI/M).
-  rigid::MultibodyTree& tree = world.multibody;
-  rigid::VectorX tree_impulse = rigid::VectorX::Zero(tree.num_velocities());
+void HybridImpulseFormulation::AdvanceRigidBodies(World& world, double dt, double step_dt,
+                                                  const std::vector<BodyImpulse>& impulses,
+                                                  StepReport& rigid_report) {
+  // The MPM impulses as a generalized impulse p on the rigid unknowns (§3.6 steps 7–8): a
+  // free body's [linear; angular about the centre of mass], a link's spatial impulse
+  // [angular; linear] through its Jacobian.
+  Eigen::VectorXd generalized_impulse = Eigen::VectorXd::Zero(rigid_dofs_.size());
   for (std::size_t b = 0; b < world.bodies.size(); ++b) {
-    rigid::RigidBody& body = world.bodies[b];
+    const rigid::RigidBody& body = world.bodies[b];
+    if (!rigid_dofs_.HasDofs(static_cast<int>(b))) continue;
+    int first = -1;
+    rigid_dofs_.PointJacobian(world, static_cast<int>(b), body.pose.position, &first);
     if (body.is_free()) {
-      body.linear_velocity += impulses[b].linear / body.mass;
-      body.angular_velocity += body.WorldInverseInertia() * impulses[b].angular;
-      rigid::AdvanceFreeBody(body, world.gravity, dt);
-    } else if (body.motion == rigid::BodyMotion::kKinematic) {
-      rigid::UpdateKinematicBody(body, world.time + dt);
+      generalized_impulse.segment<3>(first) += impulses[b].linear;
+      generalized_impulse.segment<3>(first + 3) += impulses[b].angular;
     } else if (body.tree_link >= 0) {
-      // Spatial impulse [angular about the centre of mass; linear] through the link Jacobian.
       rigid::SpatialVector spatial_impulse;
       spatial_impulse << impulses[b].angular, impulses[b].linear;
-      tree_impulse += tree.LinkJacobian(body.tree_link).transpose() * spatial_impulse;
+      generalized_impulse.segment(first, world.multibody.num_velocities()) +=
+          world.multibody.LinkJacobian(body.tree_link).transpose() * spatial_impulse;
     }
   }
-  if (tree.num_links() > 0) {
-    tree.Step(dt, world.gravity, tree_impulse);
-    SyncArticulatedBodies(world);
+  // Rigid–rigid contact: the convex rigid step with p as external load (no contacts: v* + A⁻¹ p).
+  rigid_contacts_.Detect(world, rigid_dofs_, *contact_model_, dynamics::RigidContactMargin(world, rigid_dofs_, dt),
+                         dt);
+  const dynamics::RigidContactStepResult rigid_step = dynamics::SolveRigidContactStep(
+      rigid_dofs_, rigid_contacts_, generalized_impulse, *contact_model_, options_.rigid_solver);
+  if (!rigid_step.contact_impulse.allFinite()) {
+    throw SimulationDiverged("hybrid_impulse: rigid contact solve failed (" + rigid_step.solver.stop_reason +
+                             ") at t = " + std::to_string(world.time) + " s");
   }
+  rigid_contacts_.Record(world, rigid_step.impulses, step_dt, rigid_report);
+  rigid_report.rigid_contacts = std::max(rigid_report.rigid_contacts, rigid_contacts_.size());
+  rigid_report.outer_iterations += rigid_step.solver.iterations;
+  rigid_report.converged = rigid_report.converged && rigid_step.solver.converged;
+  rigid_dofs_.Advance(world, dt, generalized_impulse + rigid_step.contact_impulse);
 }
 
 StepReport HybridImpulseFormulation::Step(World& world, double dt) {
   if (!samples_ready_) PrepareCollisionSamples(world);
   StepReport report;
+  StepReport rigid_report;  // the rigid step's loads, contact forces and counts, over the substeps
+  rigid_report.contact_wrench = ZeroWrenches(world);
   std::vector<BodyImpulse> impulses(world.bodies.size());
   const double start_time = world.time;
 
@@ -413,19 +433,25 @@ StepReport HybridImpulseFormulation::Step(World& world, double dt) {
       throw SimulationDiverged(message.str());
     }
     const double substep = remaining / pieces;
-    Substep(world, substep, impulses, report.timings);
+    Substep(world, substep, dt, impulses, rigid_report, report.timings);
     remaining -= substep;
     ++substeps;
   }
   world.time = start_time + dt;
   report.substeps = substeps;
 
-  // Contact loads as step averages, and particle contact points for the report.
+  // Contact loads as step averages (MPM impulses, then the rigid step's), and particle
+  // contact points for the report.
   report.contact_wrench = ZeroWrenches(world);
   for (std::size_t b = 0; b < world.bodies.size(); ++b) {
-    report.contact_wrench[b].force = impulses[b].linear / dt;
-    report.contact_wrench[b].torque = impulses[b].angular / dt;
+    report.contact_wrench[b].force = impulses[b].linear / dt + rigid_report.contact_wrench[b].force;
+    report.contact_wrench[b].torque = impulses[b].angular / dt + rigid_report.contact_wrench[b].torque;
   }
+  // No per-contact records: the grid exchange has no contact points, and a list of the rigid
+  // ones alone would not sum to the wrenches.
+  report.rigid_contacts = rigid_report.rigid_contacts;
+  report.outer_iterations = rigid_report.outer_iterations;
+  report.converged = rigid_report.converged;
   const auto start = Clock::now();
   const std::vector<contact::ParticleContact> contacts =
       contact::DetectParticleContacts(world.particles, world.bodies);
@@ -447,7 +473,7 @@ FormulationInfo HybridImpulseInfo() {
   return FormulationInfo{
       "hybrid_impulse",
       "explicit MPM, two-grid impulse exchange with Coulomb friction (Han thesis ch. 6)",
-      HybridImpulseOptions::Specs(), &MakeHybridImpulse, /*resolves_rigid_contact=*/false};
+      HybridImpulseOptions::Specs(), &MakeHybridImpulse};
 }
 
 }  // namespace contactlab::hybrid_impulse

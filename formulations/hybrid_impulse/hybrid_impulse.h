@@ -10,12 +10,19 @@
 //   exchanges an impulse, and the rigid body receives the exact opposite impulse (force
 //   and torque). Static and kinematic bodies (infinite mass) act as Coulomb grid boundary
 //   conditions on the nodes inside their geometry (§1.6).
+// Rigid bodies move with the integrator every formulation shares (dynamics::RigidDofs: its
+// free motion is the predictor of §3.6 step 1), and contact between rigid bodies, which the
+// thesis leaves open, is the convex rigid step of dynamics/rigid_contact_step.h after each
+// substep's exchange, with the MPM impulses as external load.
 // The method is explicit: Step(dt) takes as many substeps as the elastic-wave and
 // particle-speed CFL limits require (§1.10).
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "formulations/contact/contact_model.h"
+#include "formulations/dynamics/rigid_contact_step.h"
+#include "formulations/dynamics/rigid_dofs.h"
 #include "formulations/formulation.h"
 #include "mpm/sparse_grid.h"
 
@@ -64,6 +71,11 @@ struct HybridImpulseOptions {
   RigidNodeMass rigid_node_mass = RigidNodeMass::kSamples;
   // Upper bound on substeps per step; exceeding it means the state has blown up.
   int max_substeps = 200000;
+  // The convex rigid step that resolves rigid–rigid contact after each substep's exchange
+  // (the thesis leaves it open; dynamics/rigid_contact_step.h): SAP's cone with the
+  // contact.* constants it has, and the SAP solver's default options.
+  contact::ContactModelParameters contact;
+  solvers::SapSolverOptions rigid_solver;
 
   static std::vector<ParameterSpec> Specs();
   static HybridImpulseOptions FromParameters(const ParameterSet& parameters);
@@ -96,17 +108,23 @@ class HybridImpulseFormulation final : public Formulation {
     mpm::Vector3 angular = mpm::Vector3::Zero();
   };
 
-  void Substep(World& world, double dt, std::vector<BodyImpulse>& impulses, Timings& timings);
+  void Substep(World& world, double dt, double step_dt, std::vector<BodyImpulse>& impulses,
+               StepReport& rigid_report, Timings& timings);
   void ApplyInfiniteMassBoundaries(const World& world, std::vector<BodyImpulse>& impulses);
-  std::vector<PredictedMotion> PredictRigidMotion(const World& world, double dt) const;
+  std::vector<PredictedMotion> PredictRigidMotion(const World& world) const;
   void ExchangeWithBody(const World& world, int body_index, const PredictedMotion& motion,
                         BodyImpulse& impulse);
-  void AdvanceRigidBodies(World& world, double dt, const std::vector<BodyImpulse>& impulses);
+  void AdvanceRigidBodies(World& world, double dt, double step_dt, const std::vector<BodyImpulse>& impulses,
+                          StepReport& rigid_report);
   double NormalMobility(const World& world, const rigid::RigidBody& body, const mpm::Vector3& point,
                         const mpm::Vector3& normal) const;
   void PrepareCollisionSamples(const World& world);
 
   HybridImpulseOptions options_;
+  std::unique_ptr<contact::ContactModel> contact_model_;
+  // The rigid integrator every formulation shares (free motion v*, A, and the advance).
+  dynamics::RigidDofs rigid_dofs_;
+  dynamics::RigidContacts rigid_contacts_;
   mpm::SparseGrid grid_;
   std::vector<CollisionSamples> samples_;  // per world body; empty for infinite-mass bodies
   bool samples_ready_ = false;

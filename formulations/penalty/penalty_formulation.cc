@@ -260,7 +260,7 @@ FormulationInfo PenaltyInfo() {
   return FormulationInfo{"penalty",
                          "implicit MPM and rigid bodies with penalty springs to relaxing attachments, stabilized Newton "
                          "with GMRES (seed 001)",
-                         PenaltyOptions::Specs(), &MakePenalty, /*resolves_rigid_contact=*/true};
+                         PenaltyOptions::Specs(), &MakePenalty};
 }
 
 }  // namespace contactlab::penalty

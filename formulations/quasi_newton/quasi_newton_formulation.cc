@@ -236,7 +236,8 @@ const ChoiceTable<Backend>& BackendNames() {
 
 QuasiNewtonFormulation::QuasiNewtonFormulation(QuasiNewtonFormulationOptions options)
     : options_(std::move(options)),
-      contact_model_(contact::MakeContactModel(options_.contact)) {
+      contact_model_(contact::MakeContactModel(options_.contact)),
+      rigid_contact_model_(contact::MakeContactModel(dynamics::RigidStepContactParameters(options_.contact))) {
   if (options_.backend == Backend::kCuda) {
 #ifdef CONTACTLAB_WITH_CUDA
     std::string reason;
@@ -429,9 +430,25 @@ StepReport QuasiNewtonFormulation::Step(World& world, double dt) {
     report.timings.g2p += SecondsSince(start);
   }
 
-  // 3. The rigid step of eq. 3 with the accumulated MPM impulse (Algorithm B.3).
+  // 3. The rigid step of eq. 3 with the accumulated MPM impulse (Algorithm B.3). Bodies that
+  // touch each other or static geometry make it a convex problem over the rigid DoFs, as
+  // seed 002 solves it with Drake's SAP: free motion v* + A⁻¹ p_MPM, the rigid contacts at qⁿ
+  // (dynamics/rigid_contact_step.h).
   start = Clock::now();
-  rigid_dofs_.Advance(world, dt, generalized_impulse);
+  rigid_contacts_.Detect(world, rigid_dofs_, *rigid_contact_model_, dynamics::RigidContactMargin(world, rigid_dofs_, dt),
+                         dt);
+  report.timings.detection += SecondsSince(start);
+  start = Clock::now();
+  const dynamics::RigidContactStepResult rigid_step = dynamics::SolveRigidContactStep(
+      rigid_dofs_, rigid_contacts_, generalized_impulse, *rigid_contact_model_, solvers::SapSolverOptions{});
+  if (!rigid_step.contact_impulse.allFinite()) {
+    throw SimulationDiverged("quasi_newton: rigid contact solve failed (" + rigid_step.solver.stop_reason +
+                             ") at t = " + std::to_string(world.time) + " s");
+  }
+  statistics_.rigid_step = rigid_step.solver;
+  rigid_contacts_.Record(world, rigid_step.impulses, dt, report);
+  report.rigid_contacts = rigid_contacts_.size();
+  rigid_dofs_.Advance(world, dt, generalized_impulse + rigid_step.contact_impulse);
   report.timings.rigid += SecondsSince(start);
   world.time += dt;
 
@@ -439,7 +456,7 @@ StepReport QuasiNewtonFormulation::Step(World& world, double dt) {
   // iterations summed over the substeps, the worst substep residual.
   report.contacts = static_cast<int>(std::lround(contact_sum / substeps));
   report.residual = statistics_.max_residual;
-  report.converged = statistics_.unconverged_substeps == 0;
+  report.converged = statistics_.unconverged_substeps == 0 && rigid_step.solver.converged;
   start = Clock::now();
   report.max_penetration = contact::MaxPenetration(particles, world.bodies);
   report.timings.detection += SecondsSince(start);
@@ -455,7 +472,7 @@ std::unique_ptr<Formulation> MakeQuasiNewton(const ParameterSet& parameters) {
 FormulationInfo QuasiNewtonInfo() {
   return FormulationInfo{"quasi_newton",
                          "explicit MPM substeps weakly coupled to rigid bodies, block-diagonal quasi-Newton contact solve (seeds 002/003)",
-                         QuasiNewtonFormulationOptions::Specs(), &MakeQuasiNewton, /*resolves_rigid_contact=*/false};
+                         QuasiNewtonFormulationOptions::Specs(), &MakeQuasiNewton};
 }
 
 }  // namespace contactlab::quasi_newton

@@ -21,6 +21,7 @@
 #include "formulations/dynamics/explicit_stability.h"
 #include "formulations/formulation.h"
 #include "formulations/quasi_newton/quasi_newton_solver.h"
+#include "formulations/dynamics/rigid_contact_step.h"
 #include "formulations/dynamics/rigid_dofs.h"
 #include "mpm/sparse_grid.h"
 
@@ -118,6 +119,9 @@ struct QuasiNewtonStepStatistics {
   double max_residual = 0.0;            // largest final relative residual of a substep
   // Σ_k γ_d^k pushed onto the rigid bodies, as world linear impulse [N s] per world body.
   std::vector<mpm::Vector3> body_linear_impulse;
+  // The convex rigid step (eq. 3 with rigid–rigid contacts): its SAP solve, empty
+  // (iterations 0) when no rigid bodies touch.
+  solvers::SapSolverResults rigid_step;
 };
 
 class QuasiNewtonFormulation final : public Formulation {
@@ -141,6 +145,9 @@ class QuasiNewtonFormulation final : public Formulation {
 
   QuasiNewtonFormulationOptions options_;
   std::unique_ptr<contact::ContactModel> contact_model_;
+  // The rigid step's model: SAP's regularized cone with the run's contact.* constants, as
+  // Drake's SAP solves seed 002's rigid step (dynamics::RigidStepContactParameters).
+  std::unique_ptr<contact::ContactModel> rigid_contact_model_;
   // Normal force [N] each particle's contact carried in the previous substep, and which
   // particles had one (stiffness_rule = load).
   std::vector<double> previous_normal_force_;
@@ -148,6 +155,7 @@ class QuasiNewtonFormulation final : public Formulation {
   std::unique_ptr<CudaSolverHandle> cuda_solver_;
   mpm::SparseGrid grid_;
   dynamics::RigidDofs rigid_dofs_;
+  dynamics::RigidContacts rigid_contacts_;
   QuasiNewtonStepStatistics statistics_;
   UsedParameterTracker used_substeps_{"quasi_newton.substeps",
                                       "smallest N with (Δt/N)(c + v_max)/h <= quasi_newton.cfl, per step"};

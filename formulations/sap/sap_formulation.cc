@@ -7,6 +7,7 @@
 
 #include "formulations/contact/particle_contacts.h"
 #include "formulations/dynamics/explicit_stability.h"
+#include "formulations/dynamics/rigid_contact_step.h"
 #include "formulations/sap/schur_complement.h"
 #include "formulations/sap/sparse_sap_linear_system.h"
 #include "mpm/bspline.h"
@@ -190,40 +191,86 @@ std::vector<UsedParameter> SapFormulation::UsedParameters() const {
   return {used_margin_.used()};
 }
 
+// What one step carries from stage to stage.
+struct SapFormulation::StepWork {
+  double dt = 0.0;
+  std::vector<contact::ParticleContact> contacts;  // particle–geometry contacts
+  std::vector<ContactCoupling> couplings;          // one per particle contact
+  std::vector<int> participating;                  // active nodes under contact particles
+  int reduced_size = 0;                            // rigid + 3 |participating|
+  bool use_schur = false;                          // the linear algebra chosen for the step
+  Eigen::VectorXd mpm_free_velocity;               // v*_MPM
+  SparseMatrix mpm_matrix;                         // A_MPM
+  SchurComplement schur;
+  SapProblem problem;                              // particle constraints, then rigid ones
+  Eigen::VectorXd rigid_velocity;                  // solved v_rigid
+  Eigen::VectorXd mpm_velocity;                    // solved v_MPM
+  std::vector<Vector3> impulses;                   // γ per constraint, same order
+};
+
 StepReport SapFormulation::Step(World& world, double dt) {
   StepReport report;
   statistics_ = SapStepStatistics{};
-  mpm::Particles& particles = world.particles;
-  const double spacing = world.grid_spacing;
-  if (grid_.spacing() != spacing) grid_ = mpm::SparseGrid(spacing);
+  if (grid_.spacing() != world.grid_spacing) grid_ = mpm::SparseGrid(world.grid_spacing);
+  StepWork work;
+  work.dt = dt;
+  SetUpFreeMotion(world, work, report.timings);
+  DetectContacts(world, work, report.timings);
+  CoupleContacts(world, work, report.timings);
+  SolveMpmFreeMotion(world, work, report.timings);
+  AssembleProblem(work, report.timings);
+  SolveContactProblem(world, work, report);
+  AdvanceRigidBodies(world, work, report);
+  TransferToParticles(world, work, report.timings);
+  world.time += dt;
 
-  // 1–2. P2G (mass and momentum only) and the implicit MPM free motion (eqs. 9, 15–16).
-  auto start = Clock::now();
-  mpm::ParticleToGrid(particles, world.materials, /*stress_dt=*/0.0, grid_);
-  implicit_mpm_.Setup(grid_, particles, world.materials, world.gravity, dt);
+  // Report: the particle constraints of this step's problem, the rigid ones, and the deepest
+  // particle penetration left at the end of the step.
+  report.contacts = static_cast<int>(work.contacts.size());
+  report.rigid_contacts = rigid_contacts_.size();
+  const auto start = Clock::now();
+  report.max_penetration = contact::MaxPenetration(world.particles, world.bodies);
+  report.timings.detection += SecondsSince(start);
+  return report;
+}
+
+// 1–3. P2G of mass and APIC momentum (eq. 9), the implicit MPM energy of the step
+// (eqs. 15–16, solved in stage 4 once the linear algebra is chosen), and the rigid free
+// motion v*_rigid with A_rigid (§1.3.5).
+void SapFormulation::SetUpFreeMotion(World& world, StepWork& work, Timings& timings) {
+  const auto start = Clock::now();
+  mpm::ParticleToGrid(world.particles, world.materials, /*stress_dt=*/0.0, grid_);
+  implicit_mpm_.Setup(grid_, world.particles, world.materials, world.gravity, work.dt);
   statistics_.active_nodes = implicit_mpm_.num_active_nodes();
-  // 3. Rigid free motion (§1.3.5).
-  rigid_dofs_.Setup(world, dt);
-  const int rigid_size = rigid_dofs_.size();
-  statistics_.rigid_unknowns = rigid_size;
-  report.timings.free_motion = SecondsSince(start);
+  rigid_dofs_.Setup(world, work.dt);
+  statistics_.rigid_unknowns = rigid_dofs_.size();
+  timings.free_motion += SecondsSince(start);
+}
 
-  // 4. Contacts at xⁿ against geometry posed at qⁿ (§3), gap contacts within the margin.
-  start = Clock::now();
-  statistics_.contact_margin = ContactMargin(world, dt);
-  const std::vector<contact::ParticleContact> contacts =
-      contact::DetectParticleContacts(particles, world.bodies, statistics_.contact_margin);
-  report.timings.detection = SecondsSince(start);
+// 4. Contacts at xⁿ against geometry posed at qⁿ (§3), gap contacts within the margin; the
+// rigid–rigid contacts as constraints over the rigid unknowns (dynamics/rigid_contact_step.h).
+void SapFormulation::DetectContacts(const World& world, StepWork& work, Timings& timings) {
+  const auto start = Clock::now();
+  statistics_.contact_margin = ContactMargin(world, work.dt);
+  work.contacts = contact::DetectParticleContacts(world.particles, world.bodies, statistics_.contact_margin);
+  rigid_contacts_.Detect(world, rigid_dofs_, *contact_model_,
+                         dynamics::RigidContactMargin(world, rigid_dofs_, work.dt), work.dt);
+  timings.detection += SecondsSince(start);
+}
 
-  // 5a. Couplings: grid stencil of each contact particle, rigid Jacobians and bias.
-  start = Clock::now();
-  const int contact_count = static_cast<int>(contacts.size());
-  std::vector<ContactCoupling> couplings(contact_count);
-  std::vector<int> participating;  // active nodes under contact particles
+// 5a. The grid stencil of each contact particle, the rigid Jacobians and bias; the linear
+// algebra: rigid unknowns first, then either the participating nodes (Schur) or every active
+// node (full).
+void SapFormulation::CoupleContacts(const World& world, StepWork& work, Timings& timings) {
+  const auto start = Clock::now();
+  const double spacing = world.grid_spacing;
+  const int contact_count = static_cast<int>(work.contacts.size());
+  work.couplings.resize(contact_count);
   for (int c = 0; c < contact_count; ++c) {
-    const contact::ParticleContact& point = contacts[c];
-    ContactCoupling& coupling = couplings[c];
-    const mpm::QuadraticStencil stencil = mpm::ComputeQuadraticStencil(particles.position[point.particle], spacing);
+    const contact::ParticleContact& point = work.contacts[c];
+    ContactCoupling& coupling = work.couplings[c];
+    const mpm::QuadraticStencil stencil =
+        mpm::ComputeQuadraticStencil(world.particles.position[point.particle], spacing);
     int k = 0;
     for (int cz = 0; cz < 3; ++cz) {
       for (int cy = 0; cy < 3; ++cy) {
@@ -233,7 +280,7 @@ StepReport SapFormulation::Step(World& world, double dt) {
           const int active = grid_node >= 0 ? implicit_mpm_.ActiveIndexOfGridNode(grid_node) : -1;
           coupling.node[k] = (weight > 0.0) ? active : -1;
           coupling.weight[k] = weight;
-          if (coupling.node[k] >= 0) participating.push_back(coupling.node[k]);
+          if (coupling.node[k] >= 0) work.participating.push_back(coupling.node[k]);
         }
       }
     }
@@ -241,69 +288,72 @@ StepReport SapFormulation::Step(World& world, double dt) {
       coupling.rigid_jacobian =
           rigid_dofs_.PointJacobian(world, point.body, point.position, &coupling.rigid_first_column);
     }
-    coupling.bias_world = rigid_dofs_.PointBiasVelocity(world, point.body, point.position, dt);
+    coupling.bias_world = rigid_dofs_.PointBiasVelocity(world, point.body, point.position, work.dt);
   }
-  std::sort(participating.begin(), participating.end());
-  participating.erase(std::unique(participating.begin(), participating.end()), participating.end());
-  statistics_.participating_nodes = static_cast<int>(participating.size());
+  std::sort(work.participating.begin(), work.participating.end());
+  work.participating.erase(std::unique(work.participating.begin(), work.participating.end()),
+                           work.participating.end());
+  statistics_.participating_nodes = static_cast<int>(work.participating.size());
 
-  // 5b. Choose the linear algebra and number the problem's unknowns: rigid first, then
-  // either the participating nodes (Schur) or every active node (full).
-  const int reduced_size = rigid_size + 3 * static_cast<int>(participating.size());
-  const bool use_schur = options_.linear_solver == LinearSolver::kSchur ||
-                         (options_.linear_solver == LinearSolver::kAuto && reduced_size <= options_.max_dense_unknowns);
-  statistics_.used_schur = use_schur && contact_count > 0;
-  report.timings.assembly = SecondsSince(start);
+  work.reduced_size = rigid_dofs_.size() + 3 * static_cast<int>(work.participating.size());
+  work.use_schur = options_.linear_solver == LinearSolver::kSchur ||
+                   (options_.linear_solver == LinearSolver::kAuto && work.reduced_size <= options_.max_dense_unknowns);
+  statistics_.used_schur = work.use_schur && contact_count > 0;
+  timings.assembly += SecondsSince(start);
+}
 
-  // 2 (continued). MPM free motion v*_MPM and A_MPM. With a quadratic energy on the Schur
-  // path one sparse factorization, of A_NN, serves both the free motion (by block
-  // elimination, A δ = −∇E(vⁿ)) and the Schur complement; otherwise Newton on E with its
-  // own factorization of A, and the Schur complement factors A_NN afterwards.
-  start = Clock::now();
-  Eigen::VectorXd mpm_free_velocity;
-  SparseMatrix mpm_matrix;
-  SchurComplement schur;
-  const auto factor_start = Clock::now();
+// 5b. MPM free motion v*_MPM and A_MPM. With a quadratic energy on the Schur path one sparse
+// factorization, of A_NN, serves both the free motion (by block elimination,
+// A δ = −∇E(vⁿ)) and the Schur complement; otherwise Newton on E with its own
+// factorization of A, and the Schur complement factors A_NN afterwards.
+void SapFormulation::SolveMpmFreeMotion(const World& world, StepWork& work, Timings& timings) {
+  const auto start = Clock::now();
   if (statistics_.used_schur && implicit_mpm_.is_quadratic()) {
     const Eigen::VectorXd& initial = implicit_mpm_.initial_velocity();
-    mpm_matrix = implicit_mpm_.Hessian(initial);
+    work.mpm_matrix = implicit_mpm_.Hessian(initial);
     const Eigen::VectorXd gradient = implicit_mpm_.Gradient(initial);
-    schur.Compute(mpm_matrix, participating, schur_cholesky_);
-    const Eigen::VectorXd change = -schur.Solve(gradient);
-    mpm_free_velocity = initial + change;
+    work.schur.Compute(work.mpm_matrix, work.participating, schur_cholesky_);
+    const Eigen::VectorXd change = -work.schur.Solve(gradient);
+    work.mpm_free_velocity = initial + change;
     statistics_.free_motion.newton_iterations = 1;
     statistics_.free_motion.converged = true;
     // Relative residual of the linear solve, ‖A δ + ∇E‖ / ‖∇E‖.
     const double gradient_norm = gradient.norm();
     statistics_.free_motion.residual =
-        gradient_norm > 0.0 ? (mpm_matrix * change + gradient).norm() / gradient_norm : 0.0;
+        gradient_norm > 0.0 ? (work.mpm_matrix * change + gradient).norm() / gradient_norm : 0.0;
   } else {
-    statistics_.free_motion =
-        implicit_mpm_.SolveFreeMotion(options_.free_motion, free_motion_cholesky_, mpm_free_velocity, mpm_matrix);
-    if (statistics_.used_schur) schur.Compute(mpm_matrix, participating, schur_cholesky_);
+    statistics_.free_motion = implicit_mpm_.SolveFreeMotion(options_.free_motion, free_motion_cholesky_,
+                                                            work.mpm_free_velocity, work.mpm_matrix);
+    if (statistics_.used_schur) work.schur.Compute(work.mpm_matrix, work.participating, schur_cholesky_);
   }
-  statistics_.factorization_seconds += SecondsSince(factor_start);
-  if (!AllFinite(mpm_free_velocity)) {
+  statistics_.factorization_seconds += SecondsSince(start);
+  if (!AllFinite(work.mpm_free_velocity)) {
     throw SimulationDiverged("sap: non-finite MPM free-motion velocity at t = " + std::to_string(world.time) + " s");
   }
-  report.timings.free_motion += SecondsSince(start);
-  start = Clock::now();
+  timings.free_motion += SecondsSince(start);
+}
+
+// 5c. The constraints of problem (7): v_c = R_CW (Σ_i w_ip v_i − J_B v_rigid − b_B) per
+// particle contact (MPM blocks w_ip R_CW, rigid −R_CW J_B), then the rigid–rigid ones.
+void SapFormulation::AssembleProblem(StepWork& work, Timings& timings) {
+  const auto start = Clock::now();
+  const int rigid_size = rigid_dofs_.size();
   std::vector<int> problem_index_of_node(implicit_mpm_.num_active_nodes(), -1);
-  if (use_schur) {
-    for (std::size_t k = 0; k < participating.size(); ++k) problem_index_of_node[participating[k]] = static_cast<int>(k);
+  if (work.use_schur) {
+    for (std::size_t k = 0; k < work.participating.size(); ++k) {
+      problem_index_of_node[work.participating[k]] = static_cast<int>(k);
+    }
   } else {
     for (int node = 0; node < implicit_mpm_.num_active_nodes(); ++node) problem_index_of_node[node] = node;
   }
-
-  SapProblem problem;
+  SapProblem& problem = work.problem;
   problem.model = contact_model_.get();
+  const int contact_count = static_cast<int>(work.contacts.size());
   problem.constraints.resize(contact_count);
   for (int c = 0; c < contact_count; ++c) {
-    const contact::ParticleContact& point = contacts[c];
-    const ContactCoupling& coupling = couplings[c];
-    const Matrix3 world_to_contact = point.frame.transpose();  // R_CW
+    const ContactCoupling& coupling = work.couplings[c];
+    const Matrix3 world_to_contact = work.contacts[c].frame.transpose();  // R_CW
     SapConstraint& constraint = problem.constraints[c];
-    // v_c = R_CW (Σ_i w_ip v_i − J_B v_rigid − b_B): MPM blocks w_ip R_CW, rigid −R_CW J_B.
     if (coupling.rigid_jacobian.cols() > 0) {
       constraint.jacobian.push_back({coupling.rigid_first_column, -world_to_contact * coupling.rigid_jacobian});
     }
@@ -314,70 +364,90 @@ StepReport SapFormulation::Step(World& world, double dt) {
     }
     constraint.bias = -world_to_contact * coupling.bias_world;
   }
-  report.timings.assembly += SecondsSince(start);
+  const std::vector<SapConstraint>& rigid_constraints = rigid_contacts_.constraints();
+  problem.constraints.insert(problem.constraints.end(), rigid_constraints.begin(), rigid_constraints.end());
+  timings.assembly += SecondsSince(start);
+}
 
-  // 5c. Solve (Newton, exact line search, warm start v*).
-  Eigen::VectorXd rigid_velocity = rigid_dofs_.free_motion_velocity();
-  Eigen::VectorXd mpm_velocity = mpm_free_velocity;
-  std::vector<Vector3> impulses;
-  if (contact_count > 0) {
-    if (use_schur) {
-      start = Clock::now();
-      Eigen::MatrixXd reduced_matrix = Eigen::MatrixXd::Zero(reduced_size, reduced_size);
-      reduced_matrix.topLeftCorner(rigid_size, rigid_size) = rigid_dofs_.dynamics_matrix();
-      reduced_matrix.bottomRightCorner(reduced_size - rigid_size, reduced_size - rigid_size) = schur.matrix();
-      problem.free_motion_velocity.resize(reduced_size);
-      problem.free_motion_velocity << rigid_dofs_.free_motion_velocity(), schur.Restrict(mpm_free_velocity);
-      PrepareContacts(options_.delassus_estimate == DelassusEstimate::kAuto ? DelassusEstimate::kExact
-                                                                            : options_.delassus_estimate,
-                      *contact_model_,
-                      rigid_dofs_, implicit_mpm_, contacts, couplings, mpm_matrix, &reduced_matrix, dt, problem);
-      DenseSapLinearSystem system(std::move(reduced_matrix));
-      report.timings.assembly += SecondsSince(start);
-      start = Clock::now();
-      statistics_.solver = SolveSap(problem, system, problem.free_motion_velocity, options_.solver);
-      rigid_velocity = statistics_.solver.velocity.head(rigid_size);
-      mpm_velocity = schur.Recover(mpm_free_velocity, statistics_.solver.velocity.tail(reduced_size - rigid_size));
-    } else {
-      start = Clock::now();
-      problem.free_motion_velocity.resize(rigid_size + mpm_free_velocity.size());
-      problem.free_motion_velocity << rigid_dofs_.free_motion_velocity(), mpm_free_velocity;
-      // "exact" needs the dense reduced matrix; when "auto" chose this path it falls back.
-      const bool needs_fallback = options_.delassus_estimate == DelassusEstimate::kAuto ||
-                                  options_.delassus_estimate == DelassusEstimate::kExact;
-      PrepareContacts(needs_fallback ? DelassusEstimate::kBlockDiagonal : options_.delassus_estimate,
-                      *contact_model_, rigid_dofs_, implicit_mpm_, contacts, couplings, mpm_matrix, nullptr, dt,
-                      problem);
-      SparseSapLinearSystem system(rigid_dofs_.dynamics_matrix(), mpm_matrix, contact_cholesky_);
-      statistics_.solver = SolveSap(problem, system, problem.free_motion_velocity, options_.solver);
-      rigid_velocity = statistics_.solver.velocity.head(rigid_size);
-      mpm_velocity = statistics_.solver.velocity.tail(mpm_free_velocity.size());
-    }
-    report.timings.solve = SecondsSince(start);
-    statistics_.factorization_seconds += statistics_.solver.factorization_seconds;
-    statistics_.line_search_seconds = statistics_.solver.line_search_seconds;
-    statistics_.problem_unknowns = static_cast<int>(problem.free_motion_velocity.size());
-    impulses = statistics_.solver.impulses;
-    if (!AllFinite(statistics_.solver.velocity) || statistics_.solver.stop_reason == "factorization") {
-      throw SimulationDiverged("sap: contact solve failed (" + statistics_.solver.stop_reason + ") at t = " +
-                               std::to_string(world.time) + " s");
-    }
-    report.outer_iterations = statistics_.solver.iterations;
-    report.residual = statistics_.solver.residual;
-    report.converged = statistics_.solver.converged;
+// 5d. SAP's Newton method with the exact line search from v* (§1.3.3): on the dense reduced
+// problem (Schur path), on the full sparse one, or, when only rigid bodies touch, on the
+// rigid unknowns alone (the MPM velocities keep their free motion).
+void SapFormulation::SolveContactProblem(const World& world, StepWork& work, StepReport& report) {
+  const double dt = work.dt;
+  const int rigid_size = rigid_dofs_.size();
+  const int contact_count = static_cast<int>(work.contacts.size());
+  SapProblem& problem = work.problem;
+  work.rigid_velocity = rigid_dofs_.free_motion_velocity();
+  work.mpm_velocity = work.mpm_free_velocity;
+  work.impulses.assign(problem.constraints.size(), Vector3::Zero());
+  if (problem.constraints.empty()) return;
+  auto start = Clock::now();
+  if (contact_count == 0) {
+    const dynamics::RigidContactStepResult rigid = dynamics::SolveRigidContactStep(
+        rigid_dofs_, rigid_contacts_, Eigen::VectorXd::Zero(rigid_size), *contact_model_, options_.solver);
+    statistics_.solver = rigid.solver;
+    report.timings.solve += SecondsSince(start);
+  } else if (work.use_schur) {
+    Eigen::MatrixXd reduced_matrix = Eigen::MatrixXd::Zero(work.reduced_size, work.reduced_size);
+    reduced_matrix.topLeftCorner(rigid_size, rigid_size) = rigid_dofs_.dynamics_matrix();
+    reduced_matrix.bottomRightCorner(work.reduced_size - rigid_size, work.reduced_size - rigid_size) =
+        work.schur.matrix();
+    problem.free_motion_velocity.resize(work.reduced_size);
+    problem.free_motion_velocity << rigid_dofs_.free_motion_velocity(), work.schur.Restrict(work.mpm_free_velocity);
+    PrepareContacts(options_.delassus_estimate == DelassusEstimate::kAuto ? DelassusEstimate::kExact
+                                                                          : options_.delassus_estimate,
+                    *contact_model_, rigid_dofs_, implicit_mpm_, work.contacts, work.couplings, work.mpm_matrix,
+                    &reduced_matrix, dt, problem);
+    DenseSapLinearSystem system(std::move(reduced_matrix));
+    report.timings.assembly += SecondsSince(start);
+    start = Clock::now();
+    statistics_.solver = SolveSap(problem, system, problem.free_motion_velocity, options_.solver);
+    work.mpm_velocity = work.schur.Recover(work.mpm_free_velocity,
+                                           statistics_.solver.velocity.tail(work.reduced_size - rigid_size));
+    report.timings.solve += SecondsSince(start);
+  } else {
+    problem.free_motion_velocity.resize(rigid_size + work.mpm_free_velocity.size());
+    problem.free_motion_velocity << rigid_dofs_.free_motion_velocity(), work.mpm_free_velocity;
+    // "exact" needs the dense reduced matrix; when "auto" chose this path it falls back.
+    const bool needs_fallback = options_.delassus_estimate == DelassusEstimate::kAuto ||
+                                options_.delassus_estimate == DelassusEstimate::kExact;
+    PrepareContacts(needs_fallback ? DelassusEstimate::kBlockDiagonal : options_.delassus_estimate,
+                    *contact_model_, rigid_dofs_, implicit_mpm_, work.contacts, work.couplings, work.mpm_matrix,
+                    nullptr, dt, problem);
+    SparseSapLinearSystem system(rigid_dofs_.dynamics_matrix(), work.mpm_matrix, contact_cholesky_);
+    statistics_.solver = SolveSap(problem, system, problem.free_motion_velocity, options_.solver);
+    work.mpm_velocity = statistics_.solver.velocity.tail(work.mpm_free_velocity.size());
+    report.timings.solve += SecondsSince(start);
   }
-  report.converged = report.converged && statistics_.free_motion.converged;
+  statistics_.factorization_seconds += statistics_.solver.factorization_seconds;
+  statistics_.line_search_seconds = statistics_.solver.line_search_seconds;
+  statistics_.problem_unknowns = static_cast<int>(statistics_.solver.velocity.size());
+  if (!AllFinite(statistics_.solver.velocity) || statistics_.solver.stop_reason == "factorization") {
+    throw SimulationDiverged("sap: contact solve failed (" + statistics_.solver.stop_reason + ") at t = " +
+                             std::to_string(world.time) + " s");
+  }
+  work.rigid_velocity = statistics_.solver.velocity.head(rigid_size);
+  work.impulses = statistics_.solver.impulses;
+  report.outer_iterations = statistics_.solver.iterations;
+  report.residual = statistics_.solver.residual;
+  report.converged = statistics_.solver.converged;
+}
 
-  // 6a. Rigid bodies: v⁺ = v* + A⁻¹ Jᵀγ, then positions; contact loads per body.
-  start = Clock::now();
-  Eigen::VectorXd rigid_impulse = Eigen::VectorXd::Zero(rigid_size);
+// 6a. Rigid bodies: v⁺ = v* + A⁻¹ Jᵀγ, then positions; the contact loads per body.
+void SapFormulation::AdvanceRigidBodies(World& world, StepWork& work, StepReport& report) {
+  const auto start = Clock::now();
+  const double dt = work.dt;
+  const int contact_count = static_cast<int>(work.contacts.size());
+  report.converged = report.converged && statistics_.free_motion.converged;
   report.contact_wrench = ZeroWrenches(world);
+  Eigen::VectorXd rigid_impulse = Eigen::VectorXd::Zero(rigid_dofs_.size());
   for (int c = 0; c < contact_count; ++c) {
-    const contact::ParticleContact& point = contacts[c];
-    const Vector3 impulse_on_body = -(point.frame * impulses[c]);  // −R_WC γ at x_p
-    if (couplings[c].rigid_jacobian.cols() > 0) {
-      rigid_impulse.segment(couplings[c].rigid_first_column, couplings[c].rigid_jacobian.cols()) +=
-          couplings[c].rigid_jacobian.transpose() * impulse_on_body;
+    const contact::ParticleContact& point = work.contacts[c];
+    const ContactCoupling& coupling = work.couplings[c];
+    const Vector3 impulse_on_body = -(point.frame * work.impulses[c]);  // −R_WC γ at x_p
+    if (coupling.rigid_jacobian.cols() > 0) {
+      rigid_impulse.segment(coupling.rigid_first_column, coupling.rigid_jacobian.cols()) +=
+          coupling.rigid_jacobian.transpose() * impulse_on_body;
     }
     BodyWrench& wrench = report.contact_wrench[point.body];
     wrench.force += impulse_on_body / dt;
@@ -386,32 +456,27 @@ StepReport SapFormulation::Step(World& world, double dt) {
     // the particle, R_WC γ / Δt (the opposite of the body's share above), so that the
     // records of a body sum to −contact_wrench.force (spec-penalty-hybrid §4.4 diagnostics).
     // Gap contacts within the margin carry γ = 0 and are reported with zero force.
-    report.contact_forces.push_back(ContactForce{point.body, point.geometry, point.position,
-                                                 point.frame.col(2), -impulse_on_body / dt,
-                                                 point.friction_coefficient});
+    report.contact_forces.push_back(ContactForce{point.body, point.geometry, point.position, point.frame.col(2),
+                                                 -impulse_on_body / dt, point.friction_coefficient});
   }
+  const std::vector<Vector3> rigid_impulses(work.impulses.begin() + contact_count, work.impulses.end());
+  rigid_impulse += rigid_contacts_.GeneralizedImpulse(rigid_dofs_.size(), rigid_impulses);
+  rigid_contacts_.Record(world, rigid_impulses, dt, report);
   rigid_dofs_.Advance(world, dt, rigid_impulse);
-  report.timings.rigid = SecondsSince(start);
+  report.timings.rigid += SecondsSince(start);
+}
 
-  // 6b. G2P with the solved grid velocities (eq. 17), then plasticity and R0 (Alg. 1).
-  start = Clock::now();
+// 6b. G2P with the solved grid velocities (eq. 17), then plasticity and R0 (Alg. 1).
+void SapFormulation::TransferToParticles(World& world, StepWork& work, Timings& timings) {
+  const auto start = Clock::now();
   std::fill(grid_.velocity.begin(), grid_.velocity.end(), Vector3::Zero());
   const std::vector<int>& active_nodes = implicit_mpm_.active_nodes();
   for (int node = 0; node < implicit_mpm_.num_active_nodes(); ++node) {
-    grid_.velocity[active_nodes[node]] = mpm_velocity.segment<3>(3 * node);
+    grid_.velocity[active_nodes[node]] = work.mpm_velocity.segment<3>(3 * node);
   }
-  mpm::GridToParticle(grid_, dt, particles);
-  mpm::UpdateConstitutiveState(world.materials, particles);
-  report.timings.g2p = SecondsSince(start);
-  world.time += dt;
-
-  // Report: the constraints of this step's problem, and the deepest penetration left at
-  // the end of the step.
-  report.contacts = contact_count;
-  start = Clock::now();
-  report.max_penetration = contact::MaxPenetration(particles, world.bodies);
-  report.timings.detection += SecondsSince(start);
-  return report;
+  mpm::GridToParticle(grid_, work.dt, world.particles);
+  mpm::UpdateConstitutiveState(world.materials, world.particles);
+  timings.g2p += SecondsSince(start);
 }
 
 namespace {
@@ -423,7 +488,7 @@ std::unique_ptr<Formulation> MakeSap(const ParameterSet& parameters) {
 FormulationInfo SapInfo() {
   return FormulationInfo{"sap",
                          "implicit MPM and rigid bodies in one convex contact problem solved by SAP (seed 000)",
-                         SapOptions::Specs(), &MakeSap, /*resolves_rigid_contact=*/false};
+                         SapOptions::Specs(), &MakeSap};
 }
 
 }  // namespace contactlab::sap

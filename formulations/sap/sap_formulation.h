@@ -5,7 +5,8 @@
 //   1. P2G of mass and APIC momentum (eq. 9);
 //   2. MPM free motion: v*_MPM minimizes the implicit energy (eqs. 15–16), A_MPM its Hessian;
 //   3. rigid free motion v*_rigid and A_rigid (§1.3.5);
-//   4. one contact per particle inside a rigid geometry, at xⁿ with poses qⁿ (§3);
+//   4. one contact per particle inside a rigid geometry, at xⁿ with poses qⁿ (§3), and the
+//      rigid–rigid contacts (dynamics/rigid_contact_step.h) as constraints on v_rigid;
 //   5. the convex problem min ½‖v − v*‖²_A + Σ ℓ_c(J v + b) (eq. 7) over [v_rigid; v_MPM],
 //      reduced to the grid nodes under contact particles by a Schur complement (§1.3.6) or
 //      solved in full sparse form, with SAP's Newton method (§1.3.3);
@@ -19,8 +20,9 @@
 #include "formulations/formulation.h"
 #include "formulations/linear_algebra/sparse_cholesky.h"
 #include "formulations/dynamics/implicit_mpm.h"
+#include "formulations/dynamics/rigid_contact_step.h"
 #include "formulations/dynamics/rigid_dofs.h"
-#include "formulations/sap/sap_solver.h"
+#include "formulations/solvers/sap_solver.h"
 #include "mpm/sparse_grid.h"
 
 namespace contactlab::sap {
@@ -34,7 +36,7 @@ const ChoiceTable<DelassusEstimate>& DelassusEstimateNames();
 
 struct SapOptions {
   // Newton solver of the contact problem (relative tolerance ε_r = 1e-6 as in seed 000).
-  SapSolverOptions solver;
+  solvers::SapSolverOptions solver;
   // Implicit MPM free motion (relative tolerance 1e-6 as in seed 000).
   dynamics::ImplicitMpmOptions free_motion;
   // "schur": dense SAP on [v_rigid; v_P] after the Schur complement (spec §1.3.6);
@@ -81,7 +83,7 @@ struct SapStepStatistics {
   double contact_margin = 0.0;      // the margin used this step [m]
   bool used_schur = false;
   dynamics::ImplicitMpmSummary free_motion;
-  SapSolverResults solver;
+  solvers::SapSolverResults solver;
   double factorization_seconds = 0.0;  // factorizations and solves: free motion, Schur, Newton
   double line_search_seconds = 0.0;    // inside the SAP solve
 };
@@ -96,6 +98,16 @@ class SapFormulation final : public Formulation {
   const linear_algebra::SparseCholesky& free_motion_factorization() const { return free_motion_cholesky_; }
 
  private:
+  // The stages of Step, in the order they run (each times itself into the report).
+  struct StepWork;
+  void SetUpFreeMotion(World& world, StepWork& work, Timings& timings);
+  void DetectContacts(const World& world, StepWork& work, Timings& timings);
+  void CoupleContacts(const World& world, StepWork& work, Timings& timings);
+  void SolveMpmFreeMotion(const World& world, StepWork& work, Timings& timings);
+  void AssembleProblem(StepWork& work, Timings& timings);
+  void SolveContactProblem(const World& world, StepWork& work, StepReport& report);
+  void AdvanceRigidBodies(World& world, StepWork& work, StepReport& report);
+  void TransferToParticles(World& world, StepWork& work, Timings& timings);
   // The gap-contact margin of a step [m] (SapOptions::contact_margin).
   double ContactMargin(const World& world, double dt);
 
@@ -104,6 +116,7 @@ class SapFormulation final : public Formulation {
   mpm::SparseGrid grid_;
   dynamics::ImplicitMpm implicit_mpm_;
   dynamics::RigidDofs rigid_dofs_;
+  dynamics::RigidContacts rigid_contacts_;
   // Separate factorizations keep their symbolic analyses: A_MPM (free motion), A_NN (Schur),
   // H (full path).
   linear_algebra::SparseCholesky free_motion_cholesky_;

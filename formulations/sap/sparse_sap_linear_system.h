@@ -10,11 +10,23 @@
 #include <vector>
 
 #include "formulations/linear_algebra/sparse_cholesky.h"
-#include "formulations/sap/sap_solver.h"
+#include "formulations/solvers/sap_solver.h"
 
 namespace contactlab::sap {
 
 using linear_algebra::SparseMatrix;
+using mpm::Matrix3;
+using mpm::Vector3;
+// The SAP solver itself is shared by every formulation that solves a convex contact
+// problem (solvers/sap_solver.h); sap's Newton runs it on the systems below.
+using solvers::DenseSapLinearSystem;
+using solvers::JacobianBlock;
+using solvers::SapConstraint;
+using solvers::SapLinearSystem;
+using solvers::SapProblem;
+using solvers::SapSolverOptions;
+using solvers::SapSolverResults;
+using solvers::SolveSap;
 
 class SparseSapLinearSystem final : public SapLinearSystem {
  public:

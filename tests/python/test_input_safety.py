@@ -343,8 +343,9 @@ def test_sigint_stops_a_run_without_leaving_a_partial_file(tmp_path):
 # ---- messages ------------------------------------------------------------------------------
 
 def test_build_time_rejections_print_only_the_error(tmp_path):
-    result = contactlab("run", "incline_block", "-f", "sap", "--set", "body=rigid", "-o", tmp_path / "r.h5")
-    assert_input_error(result, "needs rigid-rigid contact")
+    result = contactlab("run", "incline_block", "-f", "sap", "--set", "settle_time=5", "--set", "duration=1",
+                        "-o", tmp_path / "r.h5")
+    assert_input_error(result, "key 'settle_time' must be shorter than 'duration'")
     assert result.stdout == ""
 
 

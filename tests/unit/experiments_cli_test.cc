@@ -266,16 +266,5 @@ TEST(Cli, RunFileRecordsTheValuesUsedForAutoKeys) {
   H5Fclose(file);
 }
 
-TEST(Cli, RigidRigidSceneUnderAnMpmRigidFormulationIsRefusedInOneLine) {
-  const auto output = TemporaryPath("refused.h5");
-  std::filesystem::remove(output);
-  const CommandResult result = RunContactlab("run rolling_sphere -f sap --set duration=0.02 --set settle_time=0.01 --quiet --out " +
-                                             output.string());
-  EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_NE(result.output.find("rigid-rigid"), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("penalty"), std::string::npos) << result.output;
-  EXPECT_FALSE(std::filesystem::exists(output));
-}
-
 }  // namespace
 }  // namespace contactlab::experiments

@@ -10,9 +10,8 @@
 //   - the material's momentum changes by gravity and minus the wrenches on all bodies, up to
 //     the solver's own residual (the contact impulses the bodies received are the material's,
 //     reversed).
-// A cell the formulation cannot run (rigid–rigid contact under an MPM–rigid formulation)
-// must refuse with one clear message instead of running wrong. A new scenario or formulation
-// is covered here without editing this file.
+// Every formulation resolves rigid–rigid contact, so every cell runs; a new scenario or
+// formulation is covered here without editing this file.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -66,7 +65,6 @@ class Conformance : public ::testing::TestWithParam<Cell> {};
 TEST_P(Conformance, ShortRunKeepsTheStepReportContract) {
   const Cell& cell = GetParam();
   const ScenarioInfo& info = FindScenario(cell.scenario);
-  const FormulationInfo& formulation_info = FindFormulation(cell.formulation);
   ASSERT_FALSE(info.short_run.empty()) << cell.scenario << " declares no short_run overrides";
   ParameterSet parameters = DeclareParameters(cell.scenario, cell.formulation);
   ApplyOverrides(info.short_run, parameters);
@@ -75,20 +73,6 @@ TEST_P(Conformance, ShortRunKeepsTheStepReportContract) {
   World world;
   std::unique_ptr<Scenario> scenario = info.factory();
   scenario->Build(parameters, world);
-  if (!world.rigid_contact_needed_by.empty() && !formulation_info.resolves_rigid_contact) {
-    // An unsupported cell: one message naming the scene and the formulation.
-    try {
-      CheckFormulationSupports(formulation_info, world);
-      FAIL() << "expected " << cell.formulation << " to refuse " << world.rigid_contact_needed_by;
-    } catch (const InputError& error) {
-      const std::string message = error.what();
-      EXPECT_NE(message.find(cell.formulation), std::string::npos) << message;
-      EXPECT_NE(message.find("rigid-rigid"), std::string::npos) << message;
-      EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-    }
-    GTEST_SKIP() << cell.formulation << " does not resolve rigid-rigid contact: " << world.rigid_contact_needed_by;
-  }
-  CheckFormulationSupports(formulation_info, world);
 
   std::unique_ptr<Formulation> formulation = MakeFormulation({cell.formulation, parameters});
   const double dt = parameters.GetDouble("dt");

@@ -15,7 +15,7 @@
 #include "formulations/contact/contact_frame.h"
 #include "formulations/quasi_newton/quasi_newton_formulation.h"
 #include "formulations/quasi_newton/quasi_newton_solver.h"
-#include "formulations/sap/sap_solver.h"
+#include "formulations/solvers/sap_solver.h"
 #include "mpm/bspline.h"
 #include "test_worlds.h"
 
@@ -248,11 +248,11 @@ TEST(QuasiNewtonSolver, AgreesWithSapOnTheSameSubstepProblem) {
   for (const std::string model : {"lagged", "sap_cone"}) {
     const RandomSubstepProblem random = MakeRandomProblem(model, 50, 7, 13);
     const SubstepContactProblem& problem = random.problem;
-    sap::SapProblem sap_problem;
+    solvers::SapProblem sap_problem;
     sap_problem.model = random.model.get();
     sap_problem.free_motion_velocity = Flatten(problem.free_velocity);
     for (const GridContact& contact : problem.contacts) {
-      sap::SapConstraint constraint;
+      solvers::SapConstraint constraint;
       for (int k = 0; k < 27; ++k) {
         constraint.jacobian.push_back({3 * contact.node[k], contact.weight[k] * contact.world_to_contact});
       }
@@ -260,10 +260,10 @@ TEST(QuasiNewtonSolver, AgreesWithSapOnTheSameSubstepProblem) {
       constraint.contact = contact.prepared;
       sap_problem.constraints.push_back(std::move(constraint));
     }
-    sap::DenseSapLinearSystem system(Eigen::MatrixXd(MassDiagonal(problem).asDiagonal()));
-    sap::SapSolverOptions sap_options;
+    solvers::DenseSapLinearSystem system(Eigen::MatrixXd(MassDiagonal(problem).asDiagonal()));
+    solvers::SapSolverOptions sap_options;
     sap_options.relative_tolerance = 1e-12;
-    const sap::SapSolverResults sap_results = sap::SolveSap(sap_problem, system, sap_problem.free_motion_velocity, sap_options);
+    const solvers::SapSolverResults sap_results = solvers::SolveSap(sap_problem, system, sap_problem.free_motion_velocity, sap_options);
     ASSERT_TRUE(sap_results.converged) << sap_results.BriefReport();
     QuasiNewtonOptions options;
     options.relative_tolerance = 1e-10;

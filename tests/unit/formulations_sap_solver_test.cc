@@ -21,18 +21,15 @@
 #include "formulations/contact/contact_frame.h"
 #include "formulations/contact/contact_model.h"
 #include "formulations/contact/sap_friction_cone.h"
-#include "formulations/sap/sap_solver.h"
+#include "formulations/solvers/sap_solver.h"
 #include "formulations/solvers/exact_line_search.h"
 
-namespace contactlab::sap {
+namespace contactlab::solvers {
 namespace {
 
 using contact::ContactModel;
 using contact::ContactModelParameters;
 using contact::ContactPointState;
-using solvers::ExactLineSearch;
-using solvers::ExactLineSearchOptions;
-using solvers::LineSample;
 
 constexpr double kGravity = 9.81;  // [m/s²]
 
@@ -777,4 +774,4 @@ TEST(SapSolverOptions, ValidateNamesTheOffendingField) {
 }
 
 }  // namespace
-}  // namespace contactlab::sap
+}  // namespace contactlab::solvers

@@ -19,7 +19,7 @@
 #include "formulations/contact/contact_model.h"
 #include "formulations/solvers/exact_line_search.h"
 
-namespace contactlab::sap {
+namespace contactlab::solvers {
 
 using mpm::Matrix3;
 using mpm::Vector3;
@@ -134,4 +134,4 @@ double SapCost(const SapProblem& problem, const SapLinearSystem& system, const E
 SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system,
                           const Eigen::VectorXd& initial_velocity, const SapSolverOptions& options);
 
-}  // namespace contactlab::sap
+}  // namespace contactlab::solvers

@@ -1,4 +1,4 @@
-#include "formulations/sap/sap_solver.h"
+#include "formulations/solvers/sap_solver.h"
 
 #include <chrono>
 
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace contactlab::sap {
+namespace contactlab::solvers {
 namespace {
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -303,4 +303,4 @@ SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system,
   return results;
 }
 
-}  // namespace contactlab::sap
+}  // namespace contactlab::solvers
