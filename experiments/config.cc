@@ -12,6 +12,7 @@
 #include "experiments/file_safety.h"
 #include "experiments/toml_leaves.h"
 #include "formulations/formulation.h"
+#include "registry/registered_formulations.h"
 
 namespace contactlab::experiments {
 namespace {

@@ -16,6 +16,7 @@
 #include "experiments/sweep_executor.h"
 #include "experiments/sweep_records.h"
 #include "formulations/formulation.h"
+#include "registry/registered_formulations.h"
 
 namespace {
 

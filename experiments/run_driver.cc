@@ -15,6 +15,7 @@
 #include "experiments/run_recorder.h"
 #include "experiments/scenario.h"
 #include "experiments/snapshots.h"
+#include "registry/registered_formulations.h"
 
 #ifndef CONTACTLAB_GIT_COMMIT
 #define CONTACTLAB_GIT_COMMIT "unknown"
@@ -57,6 +58,11 @@ std::vector<ParameterSpec> OutputParameterSpecs() {
        "Write particle and body snapshots (/snapshots, with an XDMF sidecar) at step 0, every this many "
        "steps and at the last step; 0 writes none, since snapshots are large.",
        NonNegative()},
+      {"output.log_iterations", false, "",
+       "Record every iteration of each formulation's iterative solves (residual, its threshold, cost) in "
+       "/solver_log/iterations: SAP's Newton (sap, and the convex rigid step of quasi_newton and "
+       "hybrid_impulse), quasi_newton's contact solve per substep, penalty's Newton.",
+       nullptr},
       {"output.snapshot_fields", std::string(""), "",
        "Comma-separated optional per-particle snapshot fields: velocity, deformation_gradient, "
        "plastic_strain (positions are always written).",
@@ -177,6 +183,7 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   BuildWorld(*scenario, run, world);
   FormulationConfig formulation_config{run.formulation, parameters};
   std::unique_ptr<Formulation> formulation = MakeFormulation(formulation_config);
+  formulation->set_log_iterations(parameters.GetBool("output.log_iterations"));
   if (!quiet) std::cout << resolved << std::flush;
   const double dt = parameters.GetDouble("dt");
   const double duration = parameters.GetDouble("duration");
@@ -229,8 +236,6 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
                        std::to_string(step) + ": these sizes need more memory than this machine has");
     }
     const double step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
-    // Keep the time exactly on the step grid regardless of substep round-off.
-    world.time = step * dt;
     outcome.steps = step;
     recorder.AppendSolverLog(world.time, report, step_seconds);
     const std::string bad_state = FindNonFiniteState(world);

@@ -16,6 +16,7 @@
 #include "experiments/scenario.h"
 #include "experiments/toml_leaves.h"
 #include "formulations/formulation.h"
+#include "registry/registered_formulations.h"
 
 namespace contactlab::experiments {
 namespace {

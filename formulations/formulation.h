@@ -106,10 +106,31 @@ class Formulation {
  public:
   virtual ~Formulation() = default;
   virtual std::string_view name() const = 0;
-  // Advances the world by dt [s] (time included). May take internal substeps.
-  virtual StepReport Step(World& world, double dt) = 0;
+  // Advances the world by dt [s]: the formulation's AdvanceState, then world.time, which only
+  // this function sets at the end of a step (to its start + dt, exactly).
+  StepReport Step(World& world, double dt) {
+    const double start_time = world.time;
+    StepReport report = AdvanceState(world, dt);
+    world.time = start_time + dt;
+    return report;
+  }
   // The values derived for "auto" keys so far (empty before the first step).
   virtual std::vector<UsedParameter> UsedParameters() const { return {}; }
+
+  // Whether Step fills StepReport::iteration_log with every iteration of its iterative
+  // solves (the run's output.log_iterations key; off by default, since histories cost time
+  // and space).
+  void set_log_iterations(bool on) { log_iterations_ = on; }
+  bool log_iterations() const { return log_iterations_; }
+
+ protected:
+  // Advances particles and bodies by dt [s], possibly in substeps, reading world.time as the
+  // step's start; leaves world.time to Step (an explicit formulation may move it through its
+  // substeps, for prescribed motion, and Step sets the end value).
+  virtual StepReport AdvanceState(World& world, double dt) = 0;
+
+ private:
+  bool log_iterations_ = false;
 };
 
 // Keeps the running extremes of one derived value (for UsedParameters).
@@ -133,14 +154,7 @@ struct FormulationInfo {
   std::unique_ptr<Formulation> (*factory)(const ParameterSet& parameters);
 };
 
-const std::vector<FormulationInfo>& RegisteredFormulations();
-// Throws InputError naming the formulation if it is unknown.
-const FormulationInfo& FindFormulation(std::string_view name);
-
-struct FormulationConfig {
-  std::string name;
-  ParameterSet parameters;  // must contain (at least) the formulation's declared keys
-};
-std::unique_ptr<Formulation> MakeFormulation(const FormulationConfig& config);
+// The registry of every formulation (RegisteredFormulations, FindFormulation, MakeFormulation)
+// is registry/registered_formulations.h: it is the one place that knows all four.
 
 }  // namespace contactlab

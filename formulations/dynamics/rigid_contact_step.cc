@@ -84,6 +84,15 @@ void RigidContacts::Record(const World& world, const std::vector<Vector3>& impul
   }
 }
 
+void AppendSapIterations(const solvers::SapSolverResults& results, int solve,
+                         std::vector<IterationRecord>& iteration_log) {
+  for (std::size_t k = 0; k < results.history.size(); ++k) {
+    const solvers::SapIteration& iteration = results.history[k];
+    iteration_log.push_back(IterationRecord{solve, static_cast<int>(k), iteration.optimality_residual,
+                                            iteration.optimality_threshold, iteration.cost});
+  }
+}
+
 RigidContactStepResult SolveRigidContactStep(const RigidDofs& rigid, const RigidContacts& contacts,
                                              const Eigen::VectorXd& external_impulse,
                                              const contact::ContactModel& model,

@@ -66,6 +66,11 @@ class RigidContacts {
   std::vector<solvers::SapConstraint> constraints_;
 };
 
+// Appends the iterations of a SAP solve to a step's iteration log as solve number `solve`
+// (gradient norm = SAP's scaled optimality residual ‖D∇ℓ‖, its threshold, the cost ℓ).
+void AppendSapIterations(const solvers::SapSolverResults& results, int solve,
+                         std::vector<IterationRecord>& iteration_log);
+
 struct RigidContactStepResult {
   Eigen::VectorXd contact_impulse;   // Jᵀγ [rigid generalized impulse]
   std::vector<Vector3> impulses;     // γ per contact, contact frame [N s]

@@ -366,7 +366,7 @@ void HybridImpulseFormulation::Substep(World& world, double dt, double step_dt, 
     impulses[b].angular += substep_impulses[b].angular;
   }
   AdvanceRigidBodies(world, dt, step_dt, substep_impulses, rigid_report);
-  world.time += dt;
+  world.time += dt;  // the substep's end, for the next substep's prescribed motion
   timings.rigid += SecondsSince(start);
 }
 
@@ -403,18 +403,21 @@ void HybridImpulseFormulation::AdvanceRigidBodies(World& world, double dt, doubl
   }
   rigid_contacts_.Record(world, rigid_step.impulses, step_dt, rigid_report);
   rigid_report.rigid_contacts = std::max(rigid_report.rigid_contacts, rigid_contacts_.size());
+  if (log_iterations()) {
+    dynamics::AppendSapIterations(rigid_step.solver, rigid_report.substeps++, rigid_report.iteration_log);
+  }
   rigid_report.outer_iterations += rigid_step.solver.iterations;
   rigid_report.converged = rigid_report.converged && rigid_step.solver.converged;
   rigid_dofs_.Advance(world, dt, generalized_impulse + rigid_step.contact_impulse);
 }
 
-StepReport HybridImpulseFormulation::Step(World& world, double dt) {
+StepReport HybridImpulseFormulation::AdvanceState(World& world, double dt) {
   if (!samples_ready_) PrepareCollisionSamples(world);
   StepReport report;
   StepReport rigid_report;  // the rigid step's loads, contact forces and counts, over the substeps
   rigid_report.contact_wrench = ZeroWrenches(world);
+  rigid_report.substeps = 0;  // counts the logged rigid solves
   std::vector<BodyImpulse> impulses(world.bodies.size());
-  const double start_time = world.time;
 
   // Equal substeps no longer than the current stability limit.
   double remaining = dt;
@@ -437,7 +440,6 @@ StepReport HybridImpulseFormulation::Step(World& world, double dt) {
     remaining -= substep;
     ++substeps;
   }
-  world.time = start_time + dt;
   report.substeps = substeps;
 
   // Contact loads as step averages (MPM impulses, then the rigid step's), and particle
@@ -451,6 +453,7 @@ StepReport HybridImpulseFormulation::Step(World& world, double dt) {
   // ones alone would not sum to the wrenches.
   report.rigid_contacts = rigid_report.rigid_contacts;
   report.outer_iterations = rigid_report.outer_iterations;
+  report.iteration_log = std::move(rigid_report.iteration_log);
   report.converged = rigid_report.converged;
   const auto start = Clock::now();
   const std::vector<contact::ParticleContact> contacts =

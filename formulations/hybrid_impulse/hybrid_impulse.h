@@ -85,7 +85,9 @@ class HybridImpulseFormulation final : public Formulation {
  public:
   explicit HybridImpulseFormulation(HybridImpulseOptions options);
   std::string_view name() const override { return "hybrid_impulse"; }
-  StepReport Step(World& world, double dt) override;
+
+ protected:
+  StepReport AdvanceState(World& world, double dt) override;
 
  private:
   // A free body's surface samples in its body frame, with their share of the body mass.

@@ -62,8 +62,6 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
       {"penalty.sample_spacing", defaults.sample_spacing, "m",
        "Spacing of the surface samples that act as a rigid body's contact particles; 0 uses half the grid spacing.",
        NonNegative()},
-      {"penalty.log_iterations", defaults.log_iterations, "",
-       "Record every Newton iteration (weighted residual norm, threshold, merit E) in /solver_log/iterations.", nullptr},
   };
 }
 
@@ -79,7 +77,6 @@ PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
   options.newton.gmres_relative_tolerance = parameters.GetDouble("penalty.gmres_tolerance");
   options.newton.preconditioner = ParsePreconditioner(parameters.GetString("penalty.preconditioner"));
   options.sample_spacing = parameters.GetDouble("penalty.sample_spacing");
-  options.log_iterations = parameters.GetBool("penalty.log_iterations");
   if (const std::string problem = options.newton.Validate(); !problem.empty()) {
     throw InputError("penalty: " + problem);
   }
@@ -125,7 +122,7 @@ std::vector<UsedParameter> PenaltyFormulation::UsedParameters() const {
   return used;
 }
 
-StepReport PenaltyFormulation::Step(World& world, double dt) {
+StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   StepReport report;
   statistics_ = PenaltyStepStatistics{};
   if (!samples_built_) BuildRigidSamples(world);
@@ -229,7 +226,6 @@ StepReport PenaltyFormulation::Step(World& world, double dt) {
   statistics_.pairs = pair_count;
   statistics_.pairs_created = system.pairs_created();
   attachments_.CommitAndPrune(keep, relaxed, relaxed_mesh, next_stiffness);
-  world.time += dt;
 
   // Report.
   report.contacts = statistics_.active_pairs;
@@ -237,7 +233,7 @@ StepReport PenaltyFormulation::Step(World& world, double dt) {
   report.linear_iterations = summary.gmres_iterations;
   report.residual = summary.final_residual_norm / scale;
   report.converged = summary.converged();
-  if (options_.log_iterations) {
+  if (log_iterations()) {
     for (const NewtonIterationRecord& record : summary.records) {
       report.iteration_log.push_back(IterationRecord{0, record.iteration, record.residual_norm,
                                                      newton.residual_tolerance,

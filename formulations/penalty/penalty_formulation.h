@@ -36,7 +36,6 @@ struct PenaltyOptions {
   // Spacing of the surface samples that make rigid bodies' "particles" [m]; 0 uses half
   // the grid spacing.
   double sample_spacing = 0.0;
-  bool log_iterations = false;
 
   static std::vector<ParameterSpec> Specs();
   // Reads and validates the `penalty.*` keys; throws InputError naming the key.
@@ -57,11 +56,13 @@ class PenaltyFormulation final : public Formulation {
  public:
   explicit PenaltyFormulation(PenaltyOptions options);
   std::string_view name() const override { return "penalty"; }
-  StepReport Step(World& world, double dt) override;
   std::vector<UsedParameter> UsedParameters() const override;
 
   const PenaltyStepStatistics& last_step() const { return statistics_; }
   const AttachmentTable& attachments() const { return attachments_; }
+
+ protected:
+  StepReport AdvanceState(World& world, double dt) override;
 
  private:
   // Surface samples of every body with dynamics, made once (bodies never change shape).

@@ -175,8 +175,6 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
       {"quasi_newton.backend", ChoiceName(defaults.backend, BackendNames()), "",
        "cpu: OpenMP solver; cuda: the quasi-Newton solve on the GPU (CUDA build and a device required).",
        OneOf(ChoiceNames(BackendNames()))},
-      {"quasi_newton.log_iterations", defaults.log_iterations, "",
-       "Record every quasi-Newton iteration (scaled gradient norm and threshold) in /solver_log/iterations.", nullptr},
   };
   for (ParameterSpec& spec : contact::ContactModelParameters::Specs()) {
     // Seed 003 solves problem (8) with the lagged Hunt–Crossley model.
@@ -202,8 +200,6 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   options.stiffness_rule = GetChoice(parameters, "quasi_newton.stiffness_rule", StiffnessRuleNames());
   options.penetration_fraction = parameters.GetDouble("quasi_newton.penetration_fraction");
   options.grid_update = GetChoice(parameters, "quasi_newton.grid_update", GridUpdateNames());
-  options.log_iterations = parameters.GetBool("quasi_newton.log_iterations");
-  options.solver.record_history = options.log_iterations;
   options.contact = contact::ContactModelParameters::FromParameters(parameters);
   if (const std::string problem = options.solver.Validate(); !problem.empty()) {
     throw InputError("quasi_newton: " + problem);
@@ -298,9 +294,10 @@ QuasiNewtonResults QuasiNewtonFormulation::Solve(const SubstepContactProblem& pr
   return SolveQuasiNewton(problem, options_.solver);
 }
 
-StepReport QuasiNewtonFormulation::Step(World& world, double dt) {
+StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
   StepReport report;
   statistics_ = QuasiNewtonStepStatistics{};
+  options_.solver.record_history = log_iterations();
   mpm::Particles& particles = world.particles;
   const double spacing = world.grid_spacing;
   if (grid_.spacing() != spacing) grid_ = mpm::SparseGrid(spacing);
@@ -446,11 +443,11 @@ StepReport QuasiNewtonFormulation::Step(World& world, double dt) {
                              ") at t = " + std::to_string(world.time) + " s");
   }
   statistics_.rigid_step = rigid_step.solver;
+  if (log_iterations()) dynamics::AppendSapIterations(rigid_step.solver, substeps, report.iteration_log);
   rigid_contacts_.Record(world, rigid_step.impulses, dt, report);
   report.rigid_contacts = rigid_contacts_.size();
   rigid_dofs_.Advance(world, dt, generalized_impulse + rigid_step.contact_impulse);
   report.timings.rigid += SecondsSince(start);
-  world.time += dt;
 
   // Report: contacts per registration averaged over the substeps (seed 003's count, spec X8),
   // iterations summed over the substeps, the worst substep residual.

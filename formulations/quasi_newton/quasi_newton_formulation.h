@@ -100,8 +100,6 @@ struct QuasiNewtonFormulationOptions {
   GridUpdate grid_update = GridUpdate::kImpulse;
   // "cpu" (OpenMP) or "cuda" (the device solver; needs a CUDA build and a GPU).
   Backend backend = Backend::kCpu;
-  // Keep every quasi-Newton iteration in StepReport::iteration_log (convergence figures).
-  bool log_iterations = false;
   // Contact model constants shared with `sap` (seed 003 uses the lagged model).
   contact::ContactModelParameters contact;
 
@@ -129,11 +127,13 @@ class QuasiNewtonFormulation final : public Formulation {
   explicit QuasiNewtonFormulation(QuasiNewtonFormulationOptions options);
   ~QuasiNewtonFormulation() override;
   std::string_view name() const override { return "quasi_newton"; }
-  StepReport Step(World& world, double dt) override;
   std::vector<UsedParameter> UsedParameters() const override;
 
   const QuasiNewtonStepStatistics& last_step() const { return statistics_; }
   const QuasiNewtonFormulationOptions& options() const { return options_; }
+
+ protected:
+  StepReport AdvanceState(World& world, double dt) override;
 
  private:
   // N for a step of dt: quasi_newton.substeps, or the explicit limit at the step's start.

@@ -208,7 +208,7 @@ struct SapFormulation::StepWork {
   std::vector<Vector3> impulses;                   // γ per constraint, same order
 };
 
-StepReport SapFormulation::Step(World& world, double dt) {
+StepReport SapFormulation::AdvanceState(World& world, double dt) {
   StepReport report;
   statistics_ = SapStepStatistics{};
   if (grid_.spacing() != world.grid_spacing) grid_ = mpm::SparseGrid(world.grid_spacing);
@@ -222,7 +222,6 @@ StepReport SapFormulation::Step(World& world, double dt) {
   SolveContactProblem(world, work, report);
   AdvanceRigidBodies(world, work, report);
   TransferToParticles(world, work, report.timings);
-  world.time += dt;
 
   // Report: the particle constraints of this step's problem, the rigid ones, and the deepest
   // particle penetration left at the end of the step.
@@ -429,6 +428,7 @@ void SapFormulation::SolveContactProblem(const World& world, StepWork& work, Ste
   work.rigid_velocity = statistics_.solver.velocity.head(rigid_size);
   work.impulses = statistics_.solver.impulses;
   report.outer_iterations = statistics_.solver.iterations;
+  if (log_iterations()) dynamics::AppendSapIterations(statistics_.solver, 0, report.iteration_log);
   report.residual = statistics_.solver.residual;
   report.converged = statistics_.solver.converged;
 }

@@ -92,10 +92,12 @@ class SapFormulation final : public Formulation {
  public:
   explicit SapFormulation(SapOptions options);
   std::string_view name() const override { return "sap"; }
-  StepReport Step(World& world, double dt) override;
   std::vector<UsedParameter> UsedParameters() const override;
   const SapStepStatistics& last_step() const { return statistics_; }
   const linear_algebra::SparseCholesky& free_motion_factorization() const { return free_motion_cholesky_; }
+
+ protected:
+  StepReport AdvanceState(World& world, double dt) override;
 
  private:
   // The stages of Step, in the order they run (each times itself into the report).

@@ -19,7 +19,7 @@ def test_short_squeeze_logs_converging_iterations(contactlab_bin, tmp_path):
     out = tmp_path / "squeeze_qn.h5"
     command = [contactlab_bin, "run", "squeezed_cube", "-f", "quasi_newton", "--config", str(SCENE),
                "--set", "dt=1e-4", "--set", "duration=0.02", "--set", "averaging_window=0.01",
-               "--set", "quasi_newton.log_iterations=true", "--set", "quasi_newton.max_iterations=300", "--quiet", "--out", str(out)]
+               "--set", "output.log_iterations=true", "--set", "quasi_newton.max_iterations=300", "--quiet", "--out", str(out)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stderr}"
     run = Run.open(out)

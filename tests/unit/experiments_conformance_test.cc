@@ -23,6 +23,7 @@
 #include "experiments/config.h"
 #include "experiments/run_driver.h"
 #include "experiments/scenario.h"
+#include "registry/registered_formulations.h"
 
 namespace contactlab::experiments {
 namespace {

@@ -12,6 +12,7 @@
 
 #include "experiments/run_recorder.h"
 #include "experiments/scenario.h"
+#include "registry/registered_formulations.h"
 #include "scene_test_support.h"
 #include "experiments/scenarios/incline_block.h"
 #include "mpm/sampling.h"

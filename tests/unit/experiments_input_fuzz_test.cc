@@ -29,6 +29,7 @@
 #include "experiments/sweep.h"
 #include "experiments/sweep_records.h"
 #include "formulations/formulation.h"
+#include "registry/registered_formulations.h"
 
 namespace contactlab::experiments {
 namespace {

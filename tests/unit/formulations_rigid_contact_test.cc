@@ -12,6 +12,7 @@
 #include "formulations/contact/rigid_contacts.h"
 #include "formulations/dynamics/rigid_contact_step.h"
 #include "formulations/formulation.h"
+#include "registry/registered_formulations.h"
 #include "test_worlds.h"
 
 namespace contactlab {

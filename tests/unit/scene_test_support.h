@@ -11,6 +11,7 @@
 #include "experiments/run_driver.h"
 #include "experiments/run_recorder.h"
 #include "experiments/scenario.h"
+#include "registry/registered_formulations.h"
 
 namespace contactlab::experiments {
 
@@ -38,7 +39,6 @@ inline void RecordShortRun(Scenario& scenario, World& world, const std::string& 
   auto stepper = MakeFormulation({formulation, parameters});
   for (int step = 1; step <= steps; ++step) {
     const StepReport report = stepper->Step(world, dt);
-    world.time = step * dt;
     scenario.Observe(world, report, recorder);
     if (after_step) after_step(step, report);
   }
