@@ -11,6 +11,7 @@
 #include "formulations/contact/geometry_query.h"
 #include "formulations/contact/particle_contacts.h"
 #include "formulations/dynamics/explicit_stability.h"
+#include "formulations/phase_clock.h"
 #include "mpm/bspline.h"
 #include "mpm/transfers.h"
 
@@ -19,11 +20,6 @@ namespace {
 
 using mpm::Matrix3;
 using mpm::Vector3;
-using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Fixed-size chunks for reductions over nodes: the summation order, and therefore the
 // result, does not depend on the number of threads.

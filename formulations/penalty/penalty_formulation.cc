@@ -5,15 +5,12 @@
 #include <memory>
 
 #include "formulations/contact/particle_contacts.h"
+#include "formulations/phase_clock.h"
 #include "mpm/transfers.h"
 
 namespace contactlab::penalty {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 Preconditioner ParsePreconditioner(const std::string& text) {
   if (text == "incomplete_lu") return Preconditioner::kIncompleteLu;

@@ -8,6 +8,7 @@
 
 #include "formulations/contact/particle_contacts.h"
 #include "formulations/dynamics/explicit_stability.h"
+#include "formulations/phase_clock.h"
 #include "formulations/solvers/fixed_chunk_sum.h"
 #include "mpm/bspline.h"
 #include "mpm/transfers.h"
@@ -29,10 +30,6 @@ class CudaSolverHandle {};
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 bool CudaBuilt() {
 #ifdef CONTACTLAB_WITH_CUDA

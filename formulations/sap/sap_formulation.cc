@@ -8,6 +8,7 @@
 #include "formulations/contact/particle_contacts.h"
 #include "formulations/dynamics/explicit_stability.h"
 #include "formulations/dynamics/rigid_contact_step.h"
+#include "formulations/phase_clock.h"
 #include "formulations/sap/schur_complement.h"
 #include "formulations/sap/sparse_sap_linear_system.h"
 #include "mpm/bspline.h"
@@ -19,10 +20,6 @@ namespace {
 // The smallest automatic contact margin, as a fraction of h (SapOptions::contact_margin).
 constexpr double kMinimumContactMargin = 0.05;
 
-using Clock = std::chrono::steady_clock;
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // One particle–geometry contact with everything the problem needs: the grid nodes under the
 // particle with their weights, the rigid Jacobian and the bias velocity.

@@ -1,18 +1,13 @@
 #include "formulations/solvers/sap_solver.h"
 
-#include <chrono>
-
 #include <cmath>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 
+#include "formulations/phase_clock.h"
+
 namespace contactlab::solvers {
-namespace {
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-}  // namespace
 
 namespace {
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "formulations/contact/sap_friction_cone.h"
+#include "formulations/phase_clock.h"
 #include "formulations/quasi_newton/cuda/device_solver.h"
 #include "formulations/quasi_newton/cuda/problem_packing.h"
 
@@ -16,14 +17,6 @@ namespace contactlab::quasi_newton {
 static_assert(gpu::kDeviceSapSoftNormVelocity == contact::kSapSoftNormVelocity,
               "device and host SAP soft-norm velocities differ");
 static_assert(gpu::kStencilSize == static_cast<int>(std::tuple_size_v<decltype(GridContact::node)>));
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-}  // namespace
 
 bool CudaDeviceAvailable(std::string* reason) { return gpu::QueryDevice(reason); }
 
