@@ -7,6 +7,7 @@
 #include "experiments/scenarios/pyramid.h"
 #include "experiments/scenarios/rolling_sphere.h"
 #include "experiments/scenarios/squeezed_cube.h"
+#include "experiments/scenarios/stack.h"
 #include "experiments/scenarios/wedge.h"
 
 namespace contactlab::experiments {
@@ -22,6 +23,7 @@ const std::vector<ScenarioInfo>& RegisteredScenarios() {
       RollingSphereInfo(),
       PyramidInfo(),
       WedgeInfo(),
+      StackInfo(),
   };
   return registry;
 }
