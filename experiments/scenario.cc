@@ -1,6 +1,7 @@
 #include "experiments/scenario.h"
 
 #include "experiments/scenarios/ball_on_slope.h"
+#include "experiments/scenarios/block_on_slab.h"
 #include "experiments/scenarios/close_lift_shake.h"
 #include "experiments/scenarios/dough_rolling.h"
 #include "experiments/scenarios/incline_block.h"
@@ -24,6 +25,7 @@ const std::vector<ScenarioInfo>& RegisteredScenarios() {
       PyramidInfo(),
       WedgeInfo(),
       StackInfo(),
+      BlockOnSlabInfo(),
   };
   return registry;
 }
