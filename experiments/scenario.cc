@@ -1,12 +1,14 @@
 #include "experiments/scenario.h"
 
 #include "experiments/scenarios/ball_on_slope.h"
+#include "experiments/scenarios/block_on_slab.h"
 #include "experiments/scenarios/close_lift_shake.h"
 #include "experiments/scenarios/dough_rolling.h"
 #include "experiments/scenarios/incline_block.h"
 #include "experiments/scenarios/pyramid.h"
 #include "experiments/scenarios/rolling_sphere.h"
 #include "experiments/scenarios/squeezed_cube.h"
+#include "experiments/scenarios/stack.h"
 #include "experiments/scenarios/wedge.h"
 
 namespace contactlab::experiments {
@@ -22,6 +24,8 @@ const std::vector<ScenarioInfo>& RegisteredScenarios() {
       RollingSphereInfo(),
       PyramidInfo(),
       WedgeInfo(),
+      StackInfo(),
+      BlockOnSlabInfo(),
   };
   return registry;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "experiments/scenarios/squeeze_panels.h"
@@ -110,9 +111,13 @@ class CloseLiftShake final : public Scenario {
         AddSqueezePanels(world, parameters, carrier_link_, 3.0 * half, squeeze_force, friction, panel_damping_);
     left_panel_ = panels.left;
     right_panel_ = panels.right;
+    if (parameters.GetString("support") == "table") AddTable(world, side, friction);
   }
 
   void DeclareObservables(RunRecorder& recorder) override {
+    if (table_ >= 0) {
+      recorder.DeclareSeries("table_normal_force", "N", "downward contact force the stack exerts on the table");
+    }
     recorder.DeclareSeries("carrier_position", "m", "prescribed carrier position (lift z, shake y)", {"y", "z"});
     recorder.DeclareSeries("rigid_cube_relative_height", "m", "rigid cube height relative to the carrier");
     recorder.DeclareSeries("rigid_cube_slip", "m", "distance of the rigid cube from its grasp pose (carrier frame)");
@@ -144,6 +149,10 @@ class CloseLiftShake final : public Scenario {
       recorder.AppendSeries(panel == left_panel_ ? "left_panel_force" : "right_panel_force", t,
                             {force.x(), force.y(), force.z()});
     }
+    if (table_ >= 0) {
+      const double force = report.contact_wrench.empty() ? 0.0 : -report.contact_wrench[table_].force.z();
+      recorder.AppendSeries("table_normal_force", t, {force});
+    }
   }
 
   std::vector<UsedParameter> UsedParameters() const override { return {PanelDampingUsed(panel_damping_)}; }
@@ -153,10 +162,29 @@ class CloseLiftShake final : public Scenario {
     recorder.SetSummary("max_slip", max_slip_);
     recorder.SetSummary("final_slip", final_slip_);
     recorder.SetSummary("closing_slip", closing_slip_);
+    recorder.SetSummary("support", std::string(table_ >= 0 ? "table" : "none"));
   }
 
  private:
-  int rigid_cube_ = -1, carrier_link_ = -1, left_panel_ = -1, right_panel_ = -1;
+  // support = table: a static box under the stack, its top at the cubes' bottom faces
+  // (z = −side/2). The rigid cube rests on it face to face; the elastic cubes move down so
+  // that their lowest particle layer lies on it (scene_tools.h). Along x the table stops a
+  // quarter cube short of each panel's inner face (at ±1.5 side), so the closing panels pass
+  // beside it where they reach below the stack (panel_width > cube_side).
+  void AddTable(World& world, double side, double friction) {
+    const double top = -0.5 * side;
+    double lowest = std::numeric_limits<double>::infinity();
+    for (const Vector3& x : world.particles.position) lowest = std::min(lowest, x.z());
+    for (Vector3& x : world.particles.position) x.z() += top - lowest;
+    rigid::Pose pose;
+    pose.position = Vector3(0.0, 0.0, top - 0.5 * side);
+    table_ = static_cast<int>(world.bodies.size());
+    world.bodies.push_back(rigid::MakeStaticBody(
+        "table", {rigid::Geometry{rigid::Shape::Box(Vector3(1.25 * side, side, 0.5 * side)), rigid::Pose{}, friction}},
+        pose));
+  }
+
+  int rigid_cube_ = -1, carrier_link_ = -1, left_panel_ = -1, right_panel_ = -1, table_ = -1;
   double close_time_ = 0.0, max_slip_ = 0.0, final_slip_ = 0.0, closing_slip_ = 0.0, panel_damping_ = 0.0;
   Vector3 initial_pose_ = Vector3::Zero(), grasp_pose_ = Vector3::Zero();
 };
@@ -172,6 +200,11 @@ ScenarioInfo CloseLiftShakeInfo() {
       {
           {"squeeze_force", 30.0, "N", "Constant force on each panel toward the stack (spec E6).", Positive()},
           {"mu", 0.8, "1", "Friction coefficient of every contact (spec E6).", NonNegative()},
+          {"support", std::string("none"), "",
+           "What carries the stack before the lift: none (the panels hold it from the start, as spec E6 proposes to "
+           "avoid rigid-rigid contact) or table (it starts resting on a static table, the rigid cube on it through "
+           "rigid-rigid contact).",
+           OneOf({"none", "table"})},
           {"cube_side", 0.06, "m", "Edge of each of the three cubes (spec E6: 12 particles per axis at h = 0.01).",
            Positive()},
           {"elastic_density", 100.0, "kg/m^3", "Density of the elastic cubes.", Positive()},

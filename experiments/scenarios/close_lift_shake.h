@@ -4,6 +4,11 @@
 // elastic cube | heavy rigid cube | elastic cube (density ratio 150), lift it and shake it
 // along y. The grasp holds when the rigid cube stays within 1 cm of its grasp pose relative
 // to the carrier to the end.
+//
+// support = table starts the stack resting on a static table instead of only in the panels'
+// hold (spec E6's alternative): the panels close on it there and lift it off. The rigid cube
+// on the table is rigid–rigid contact, which only `penalty` resolves today; the default
+// (support = none) needs none.
 #include "experiments/scenario.h"
 
 namespace contactlab::experiments {

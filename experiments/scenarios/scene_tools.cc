@@ -133,7 +133,8 @@ double LowestAlong(const std::vector<Vector3>& positions, const Vector3& origin,
 
 std::vector<ParameterSpec> ElasticMaterialSpecs(const std::string& prefix, double default_density,
                                                 double default_youngs_modulus,
-                                                const std::string& youngs_modulus_reason) {
+                                                const std::string& youngs_modulus_reason,
+                                                const std::string& default_model, const std::string& model_reason) {
   return {
       {prefix + "density", default_density, "kg/m^3",
        "Density of the MPM material, and of the scene's rigid block if it has one ([P] gives none, spec A14).",
@@ -141,8 +142,9 @@ std::vector<ParameterSpec> ElasticMaterialSpecs(const std::string& prefix, doubl
       {prefix + "youngs_modulus", default_youngs_modulus, "Pa", youngs_modulus_reason, Positive()},
       {prefix + "poisson_ratio", 0.3, "1", "Poisson's ratio of MPM deformables in [P] (spec §4.1).",
        InHalfOpenRange(0.0, 0.5)},
-      {prefix + "constitutive_model", std::string("fixed_corotated"), "",
-       "Elastic model of the MPM material; fixed corotated as in [P] and [T] (spec §1.9, §4.1).",
+      {prefix + "constitutive_model", default_model, "",
+       model_reason.empty() ? "Elastic model of the MPM material; fixed corotated as in [P] and [T] (spec §1.9, §4.1)."
+                            : model_reason,
        OneOf({"fixed_corotated", "linear_corotated"})},
   };
 }

@@ -85,10 +85,13 @@ double LowestAlong(const std::vector<mpm::Vector3>& positions, const mpm::Vector
                    const mpm::Vector3& direction);
 
 // density, youngs_modulus, poisson_ratio, constitutive_model for an elastic MPM body, with
-// the given defaults and a one-sentence reason for the Young's modulus.
+// the given defaults and a one-sentence reason for the Young's modulus; a scene that needs
+// another constitutive model by default names it and says why in `model_reason`.
 std::vector<ParameterSpec> ElasticMaterialSpecs(const std::string& prefix, double default_density,
                                                 double default_youngs_modulus,
-                                                const std::string& youngs_modulus_reason);
+                                                const std::string& youngs_modulus_reason,
+                                                const std::string& default_model = "fixed_corotated",
+                                                const std::string& model_reason = "");
 // The material those keys describe.
 mpm::Material MakeElasticMaterial(const ParameterSet& parameters, const std::string& prefix,
                                   const std::string& name);

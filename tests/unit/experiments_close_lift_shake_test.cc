@@ -1,0 +1,104 @@
+// close_lift_shake's `support` key: the default (none) builds the stack in the panels' hold as
+// before, with no table and no need for rigid–rigid contact; support = table puts a static
+// table under it, every cube resting on it, clear of the closing panels, and under penalty the
+// table carries the stack's weight while the panels close, the rigid cube resting on it.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "experiments/scenario.h"
+#include "mpm/sampling.h"
+#include "scene_test_support.h"
+
+namespace contactlab::experiments {
+namespace {
+
+using mpm::Vector3;
+
+World Build(const ParameterSet& parameters, std::unique_ptr<Scenario>* scenario_out = nullptr) {
+  World world;
+  std::unique_ptr<Scenario> scenario = FindScenario("close_lift_shake").factory();
+  scenario->Build(parameters, world);
+  if (scenario_out != nullptr) *scenario_out = std::move(scenario);
+  return world;
+}
+
+int FindBody(const World& world, const std::string& name) {
+  for (std::size_t b = 0; b < world.bodies.size(); ++b) {
+    if (world.bodies[b].name == name) return static_cast<int>(b);
+  }
+  return -1;
+}
+
+double LowestParticle(const World& world) {
+  double lowest = std::numeric_limits<double>::infinity();
+  for (const Vector3& x : world.particles.position) lowest = std::min(lowest, x.z());
+  return lowest;
+}
+
+TEST(CloseLiftShake, DefaultHoldsTheStackInThePanelsWithoutATable) {
+  const World world = Build(SceneParameters("close_lift_shake", "hybrid_impulse"));
+  EXPECT_EQ(FindBody(world, "table"), -1);
+  // The rigid cube and the two panels; the elastic cubes' lattice (spacing 0.005 m) as before.
+  EXPECT_EQ(world.bodies.size(), 3u);
+  EXPECT_NEAR(LowestParticle(world), -0.03 + 0.0025, 1e-12);
+}
+
+TEST(CloseLiftShake, TableSupportsEveryCubeAndLeavesThePanelsRoom) {
+  const World plain = Build(SceneParameters("close_lift_shake", "penalty"));
+  const World world = Build(SceneParameters("close_lift_shake", "penalty", {"support=table"}));
+  const double half = 0.03;
+  const int table = FindBody(world, "table");
+  ASSERT_GE(table, 0);
+  EXPECT_EQ(world.bodies[table].motion, rigid::BodyMotion::kStatic);
+  // The table's top at the cubes' bottom faces: the rigid cube on it face to face, the elastic
+  // cubes' lowest particle layer on it (moved down half a spacing), nothing below it.
+  const rigid::RigidBody& body = world.bodies[table];
+  const Vector3 top_center = body.pose.position + Vector3(0.0, 0.0, half);
+  EXPECT_NEAR(body.geometries[0].shape.SignedDistance(top_center - body.pose.position), 0.0, 1e-12);
+  EXPECT_NEAR(top_center.z(), -half, 1e-12);
+  const int cube = FindBody(world, "rigid_cube");
+  ASSERT_GE(cube, 0);
+  EXPECT_NEAR(world.bodies[cube].pose.position.z() - half, -half, 1e-12);
+  ASSERT_EQ(world.particles.size(), plain.particles.size());
+  EXPECT_NEAR(LowestParticle(world), -half, 1e-12);
+  for (std::size_t p = 0; p < world.particles.size(); ++p) {
+    EXPECT_NEAR((world.particles.position[p] - plain.particles.position[p]).z(), -0.0025, 1e-12);
+  }
+  // The panels' inner faces start at x = ±0.09; the table ends 1.5 cm short of them.
+  EXPECT_GT(body.geometries[0].shape.SignedDistance(Vector3(0.09, 0.0, -half - 0.01) - body.pose.position), 0.0149);
+}
+
+TEST(CloseLiftShake, PenaltyTableCarriesTheStackWhileThePanelsClose) {
+  // h 0.03 m (4 particles per cube axis); ten steps of 10 ms, before the lift at 0.2 s.
+  const ParameterSet parameters = SceneParameters(
+      "close_lift_shake", "penalty", {"support=table", "grid_spacing=0.03", "close_time=0.2", "duration=0.3"});
+  std::unique_ptr<Scenario> scenario;
+  World world = Build(parameters, &scenario);
+  const int table = FindBody(world, "table");
+  const int cube = FindBody(world, "rigid_cube");
+  double weight = mpm::TotalMass(world.particles) * 9.81;
+  weight += world.bodies[cube].mass * 9.81;
+  const double start_height = world.bodies[cube].pose.position.z();
+  double table_force = 0.0, lowest_cube = start_height;
+  int samples = 0;
+  const auto output = std::filesystem::temp_directory_path() / "contactlab_close_lift_shake_test.h5";
+  RecordShortRun(*scenario, world, "penalty", parameters, 10, 0.01, output, [&](int step, const StepReport& report) {
+    lowest_cube = std::min(lowest_cube, world.bodies[cube].pose.position.z());
+    if (step < 3) return;  // the first steps load the contact springs
+    table_force += -report.contact_wrench[table].force.z();
+    ++samples;
+  });
+  std::filesystem::remove(output);
+  // The table carries the stack (the panels' friction adds or takes a little as the elastic
+  // cubes bulge under the squeeze), and the rigid cube stays on it: no deeper than two
+  // contact settling depths (penetration_fraction of h each).
+  EXPECT_NEAR(table_force / samples, weight, 0.25 * weight);
+  EXPECT_GT(lowest_cube - start_height, -2.0 * parameters.GetDouble("penalty.penetration_fraction") * 0.03);
+}
+
+}  // namespace
+}  // namespace contactlab::experiments
