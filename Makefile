@@ -15,7 +15,7 @@ CONTACTLAB := $(BUILD_DIR)/experiments/contactlab
 
 SANITIZE_BUILD_DIR ?= build-sanitize
 
-.PHONY: all deps configure build test test-sanitize demo validate sweeps defaults bench clean
+.PHONY: all deps configure build test test-sanitize format format-check demo validate sweeps defaults bench clean
 
 all: build
 
@@ -31,6 +31,13 @@ build: configure
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 	CONTACTLAB_BIN=$(abspath $(CONTACTLAB)) $(PYTHON) -m pytest -q tests/python
+
+# The C++ layout of .clang-format: format-check lists files that differ, format rewrites them.
+format-check: deps
+	./scripts/check-format
+
+format: deps
+	./scripts/check-format --fix
 
 # Leaks are reported too; UBSan findings abort the test that made them.
 test-sanitize: deps

@@ -125,8 +125,8 @@ void WriteCsv(const CollectedTable& table, std::ostream& out) {
   for (const auto& [column, name] : summary_columns) out << "," << CsvField(column);
   out << "\n";
   for (const CollectedRun& run : table.runs) {
-    out << CsvField(run.run_id) << "," << (run.index ? std::to_string(*run.index) : "") << ","
-        << CsvField(run.sweep) << "," << CsvField(run.scenario) << "," << CsvField(run.formulation);
+    out << CsvField(run.run_id) << "," << (run.index ? std::to_string(*run.index) : "") << "," << CsvField(run.sweep)
+        << "," << CsvField(run.scenario) << "," << CsvField(run.formulation);
     for (const std::string& key : table.swept_keys) {
       const auto found = run.swept.find(key);
       out << "," << (found == run.swept.end() ? "" : CsvField(ToString(found->second)));

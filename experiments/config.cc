@@ -1,8 +1,8 @@
 #include "experiments/config.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <algorithm>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -20,9 +20,8 @@ namespace {
 // The formulation whose keys `parameters` declares, i.e. the formulation of the run.
 const FormulationInfo* RunningFormulation(const ParameterSet& parameters) {
   for (const FormulationInfo& info : RegisteredFormulations()) {
-    const bool declares_all = std::all_of(info.parameters.begin(), info.parameters.end(), [&](const ParameterSpec& spec) {
-      return parameters.IsDeclared(spec.key);
-    });
+    const bool declares_all = std::all_of(info.parameters.begin(), info.parameters.end(),
+                                          [&](const ParameterSpec& spec) { return parameters.IsDeclared(spec.key); });
     if (declares_all) return &info;
   }
   return nullptr;
@@ -44,7 +43,8 @@ void ValidateForeign(const ParameterSpec& spec, const std::string& key, const Pa
   try {
     single.Validate();
   } catch (const InputError& error) {
-    throw InputError(origin + ": [" + formulation + "] " + error.what() + (key != spec.key ? " (as '" + key + "')" : ""));
+    throw InputError(origin + ": [" + formulation + "] " + error.what() +
+                     (key != spec.key ? " (as '" + key + "')" : ""));
   }
 }
 
@@ -138,8 +138,7 @@ void ApplyOverrides(const std::vector<std::string>& assignments, ParameterSet& p
   }
 }
 
-std::string ToToml(const ParameterSet& parameters, const std::string& scenario,
-                   const std::string& formulation) {
+std::string ToToml(const ParameterSet& parameters, const std::string& scenario, const std::string& formulation) {
   // Group keys by their table (everything before the last dot).
   std::map<std::string, std::vector<std::pair<std::string, const ParameterValue*>>> tables;
   for (const auto& [key, value] : parameters.values()) {
@@ -149,8 +148,8 @@ std::string ToToml(const ParameterSet& parameters, const std::string& scenario,
     tables[table].emplace_back(name, &value);
   }
   std::ostringstream text;
-  text << "# contactlab resolved configuration\n# scenario = " << scenario << "\n# formulation = "
-       << formulation << "\n";
+  text << "# contactlab resolved configuration\n# scenario = " << scenario << "\n# formulation = " << formulation
+       << "\n";
   for (const auto& [table, entries] : tables) {
     text << "\n";
     if (!table.empty()) text << "[" << table << "]\n";

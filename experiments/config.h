@@ -24,8 +24,7 @@ void ApplyOverrides(const std::vector<std::string>& assignments, ParameterSet& p
 // The resolved configuration as TOML: scenario and formulation names as comments, top-level
 // keys first, then one table per dotted prefix. Reals print in their shortest exact form, so
 // the text reproduces the run exactly.
-std::string ToToml(const ParameterSet& parameters, const std::string& scenario,
-                   const std::string& formulation);
+std::string ToToml(const ParameterSet& parameters, const std::string& scenario, const std::string& formulation);
 
 // A stable 12-hex-digit identifier of a resolved configuration (FNV-1a of its TOML text).
 std::string RunId(const std::string& resolved_toml);

@@ -16,7 +16,9 @@
 namespace contactlab::experiments {
 namespace {
 
-std::string ErrnoText(int error) { return std::strerror(error); }
+std::string ErrnoText(int error) {
+  return std::strerror(error);
+}
 
 // What a path that is not a regular file is, for messages.
 std::string Kind(const struct stat& info) {
@@ -50,8 +52,7 @@ void EnsureWritableFolder(const std::filesystem::path& folder, const std::string
   struct stat info {};
   if (::stat(target.c_str(), &info) != 0) {
     const int code = errno;
-    throw InputError(target.string() + ": cannot create " + what + ": " +
-                     (error ? error.message() : ErrnoText(code)));
+    throw InputError(target.string() + ": cannot create " + what + ": " + (error ? error.message() : ErrnoText(code)));
   }
   if (!S_ISDIR(info.st_mode)) {
     throw InputError(target.string() + ": cannot be the " + what + ": it is " + Kind(info));
@@ -103,7 +104,8 @@ void CreateFileExclusively(const std::filesystem::path& path, std::string_view b
   if (::close(descriptor) != 0 && failure == 0) failure = errno;
   if (failure != 0) {
     ::unlink(path.c_str());
-    throw InputError(path.string() + ": cannot write " + std::to_string(bytes.size()) + " bytes: " + ErrnoText(failure));
+    throw InputError(path.string() + ": cannot write " + std::to_string(bytes.size()) +
+                     " bytes: " + ErrnoText(failure));
   }
 }
 

@@ -43,7 +43,9 @@ void PrintList() {
 #endif
 }
 
-void OnInterruptSignal(int signal_number) { contactlab::experiments::RequestInterrupt(signal_number); }
+void OnInterruptSignal(int signal_number) {
+  contactlab::experiments::RequestInterrupt(signal_number);
+}
 
 // A run stops between steps on SIGINT, SIGTERM or SIGHUP, removing its partial file.
 void InstallRunInterruptHandlers() {
@@ -72,13 +74,14 @@ int main(int argc, char** argv) {
   CLI::Option* formulation_option = run->add_option("--formulation,-f", request.formulation, "Formulation name");
   CLI::Option* config_option =
       run->add_option("--config,-c", request.config_file, "Scene TOML file (e.g. data/scenes/ball_on_slope.toml)");
-  CLI::Option* set_option = run->add_option("--set,-s", request.overrides, "Override a parameter: key=value (repeatable)");
+  CLI::Option* set_option =
+      run->add_option("--set,-s", request.overrides, "Override a parameter: key=value (repeatable)");
   CLI::Option* out_option = run->add_option("--out,-o", request.output_path, "Output HDF5 file");
   CLI::Option* manifest_option =
       run->add_option("--manifest", manifest, "Sweep manifest (from `contactlab sweep expand`): run one of its lines");
   CLI::Option* index_option = run->add_option("--index", manifest_index, "Manifest line to run (0-based)");
-  CLI::Option* out_dir_option =
-      run->add_option("--out-dir", run_out_dir, "Folder of the sweep's runs: writes DIR/<run_id>.h5, skipped when complete");
+  CLI::Option* out_dir_option = run->add_option(
+      "--out-dir", run_out_dir, "Folder of the sweep's runs: writes DIR/<run_id>.h5, skipped when complete");
   run->add_flag("--quiet,-q", request.quiet, "Print neither the resolved configuration nor progress");
   for (CLI::Option* single : {scenario_option, formulation_option, config_option, set_option, out_option}) {
     single->excludes(manifest_option);
@@ -106,8 +109,10 @@ int main(int argc, char** argv) {
   sweep_slurm->add_option("--out-dir", sweep_out_dir, "Output folder of the runs (on the cluster's shared file system)")
       ->required();
   sweep_slurm->add_option("--script", slurm_script_path, "Script path (default: OUT_DIR/sweep.slurm)");
-  sweep_slurm->add_option("--max-concurrent", slurm.max_concurrent, "Array tasks running at once (%K)")->capture_default_str();
-  sweep_slurm->add_option("--cpus-per-task", slurm.cpus_per_task, "Cores per run (OMP_NUM_THREADS)")->capture_default_str();
+  sweep_slurm->add_option("--max-concurrent", slurm.max_concurrent, "Array tasks running at once (%K)")
+      ->capture_default_str();
+  sweep_slurm->add_option("--cpus-per-task", slurm.cpus_per_task, "Cores per run (OMP_NUM_THREADS)")
+      ->capture_default_str();
   sweep_slurm->add_option("--time", slurm.time_limit, "Time limit per run")->capture_default_str();
   sweep_slurm->add_option("--mem", slurm.memory, "Memory per run")->capture_default_str();
   sweep_slurm->add_option("--partition", slurm.partition, "Slurm partition (default: the cluster's)");
@@ -142,25 +147,25 @@ int main(int argc, char** argv) {
           contactlab::experiments::RunManifestEntry(manifest, manifest_index, run_out_dir, request.quiet);
       if (!result.skipped && result.status == "diverged") {
         std::fprintf(stderr, "contactlab: run diverged (%s); status recorded in %s\n",
-                     contactlab::OneLine(result.message).c_str(),
-                     result.file.string().c_str());
+                     contactlab::OneLine(result.message).c_str(), result.file.string().c_str());
         return kExitDiverged;
       }
     } else if (run->parsed()) {
       if (request.scenario.empty() || request.formulation.empty() || request.output_path.empty()) {
-        throw contactlab::InputError("run: give SCENARIO -f FORMULATION -o RUN.h5, or --manifest M --index I --out-dir DIR");
+        throw contactlab::InputError(
+            "run: give SCENARIO -f FORMULATION -o RUN.h5, or --manifest M --index I --out-dir DIR");
       }
       InstallRunInterruptHandlers();
       const auto outcome = contactlab::experiments::ExecuteRun(request);
       if (outcome.status == contactlab::experiments::RunStatus::kDiverged) {
         std::fprintf(stderr, "contactlab: run diverged (%s); status recorded in %s\n",
-                     contactlab::OneLine(outcome.message).c_str(),
-                     request.output_path.c_str());
+                     contactlab::OneLine(outcome.message).c_str(), request.output_path.c_str());
         return kExitDiverged;
       }
     } else if (expand->parsed()) {
       std::vector<std::string> warnings;
-      const auto entries = contactlab::experiments::ExpandSweep(contactlab::experiments::LoadSweep(sweep_file), &warnings);
+      const auto entries =
+          contactlab::experiments::ExpandSweep(contactlab::experiments::LoadSweep(sweep_file), &warnings);
       for (const std::string& warning : warnings) std::fprintf(stderr, "contactlab: warning: %s\n", warning.c_str());
       for (const auto& entry : entries) std::cout << contactlab::experiments::ToJsonLine(entry) << "\n";
       std::fprintf(stderr, "contactlab: %zu runs\n", entries.size());

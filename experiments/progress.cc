@@ -23,9 +23,8 @@ void ProgressReporter::Update(double time, int step, int total_steps) {
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double fraction = total_steps > 0 ? static_cast<double>(step) / total_steps : 1.0;
   const double remaining = fraction > 0.0 ? elapsed * (1.0 - fraction) / fraction : 0.0;
-  std::fprintf(stderr, "%s[%s] t = %.4g / %.4g s  step %d/%d  %.1f s elapsed, ~%.1f s left%s",
-               terminal_ ? "\r" : "", label_.c_str(), time, end_time_, step, total_steps, elapsed, remaining,
-               terminal_ ? "   " : "\n");
+  std::fprintf(stderr, "%s[%s] t = %.4g / %.4g s  step %d/%d  %.1f s elapsed, ~%.1f s left%s", terminal_ ? "\r" : "",
+               label_.c_str(), time, end_time_, step, total_steps, elapsed, remaining, terminal_ ? "   " : "\n");
   std::fflush(stderr);
 }
 

@@ -43,8 +43,8 @@ std::string FindNonFiniteState(const World& world) {
     }
   }
   for (const rigid::RigidBody& body : world.bodies) {
-    if (!body.pose.position.allFinite() || !body.linear_velocity.allFinite() ||
-        !body.angular_velocity.allFinite() || !body.pose.orientation.coeffs().allFinite()) {
+    if (!body.pose.position.allFinite() || !body.linear_velocity.allFinite() || !body.angular_velocity.allFinite() ||
+        !body.pose.orientation.coeffs().allFinite()) {
       return "rigid body '" + body.name + "' has a non-finite pose or velocity";
     }
   }
@@ -103,8 +103,7 @@ void ValidateRun(const ParameterSet& parameters) {
   }
 }
 
-ResolvedRun FinishResolution(const std::string& scenario, const std::string& formulation,
-                             ParameterSet parameters) {
+ResolvedRun FinishResolution(const std::string& scenario, const std::string& formulation, ParameterSet parameters) {
   ValidateRun(parameters);
   ResolvedRun run{scenario, formulation, std::move(parameters), "", ""};
   run.toml = ToToml(run.parameters, scenario, formulation);
@@ -167,7 +166,9 @@ std::atomic<int> interrupt_signal{0};
 
 }  // namespace
 
-void RequestInterrupt(int signal_number) { interrupt_signal.store(signal_number); }
+void RequestInterrupt(int signal_number) {
+  interrupt_signal.store(signal_number);
+}
 
 RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_path, bool quiet) {
   // 1. Reserve the output (its folder writable, nothing but an earlier run file in the way),
@@ -232,8 +233,9 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
       abandoned_step = true;
       break;
     } catch (const std::bad_alloc&) {
-      throw InputError("scenario '" + run.scenario + "' with " + NonDefaultKeys(parameters) + " ran out of memory in step " +
-                       std::to_string(step) + ": these sizes need more memory than this machine has");
+      throw InputError("scenario '" + run.scenario + "' with " + NonDefaultKeys(parameters) +
+                       " ran out of memory in step " + std::to_string(step) +
+                       ": these sizes need more memory than this machine has");
     }
     const double step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
     outcome.steps = step;

@@ -13,10 +13,10 @@ namespace contactlab::experiments {
 struct RunRequest {
   std::string scenario;
   std::string formulation;
-  std::optional<std::string> config_file;   // scene TOML
-  std::vector<std::string> overrides;       // "key=value"
-  std::string output_path;                  // RUN.h5
-  bool quiet = false;                       // no configuration echo or progress
+  std::optional<std::string> config_file;  // scene TOML
+  std::vector<std::string> overrides;      // "key=value"
+  std::string output_path;                 // RUN.h5
+  bool quiet = false;                      // no configuration echo or progress
 };
 
 enum class RunStatus { kOk, kDiverged };
@@ -47,8 +47,7 @@ inline constexpr double kMaxSteps = 1e9;
 // `dt`, at least one and at most kMaxSteps. Throws InputError naming the keys.
 void ValidateRun(const ParameterSet& parameters);
 // Validates resolved parameters and derives the TOML text and run_id.
-ResolvedRun FinishResolution(const std::string& scenario, const std::string& formulation,
-                             ParameterSet parameters);
+ResolvedRun FinishResolution(const std::string& scenario, const std::string& formulation, ParameterSet parameters);
 // Defaults, then the scene TOML, then the overrides; validated.
 ResolvedRun ResolveRun(const RunRequest& request);
 

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <string_view>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -192,11 +192,16 @@ class Decoder {
     const char tag = bytes_.front();
     bytes_.remove_prefix(1);
     switch (tag) {
-      case 0: return Number() != 0;
-      case 1: return static_cast<std::int64_t>(Number());
-      case 2: return std::bit_cast<double>(Number());
-      case 3: return Text();
-      default: throw std::runtime_error("malformed contents from the reader");
+      case 0:
+        return Number() != 0;
+      case 1:
+        return static_cast<std::int64_t>(Number());
+      case 2:
+        return std::bit_cast<double>(Number());
+      case 3:
+        return Text();
+      default:
+        throw std::runtime_error("malformed contents from the reader");
     }
   }
   template <typename Map, typename Read>
@@ -333,8 +338,8 @@ RunFileContents ReadRunFile(const std::filesystem::path& file, std::chrono::mill
     Fail(name, std::string("reading it took more than ") + limit + " (a malformed file that hangs the HDF5 library?)");
   }
   if (WIFSIGNALED(status)) {
-    Fail(name, std::string("malformed HDF5 file (the HDF5 library crashed reading it: ") +
-                   strsignal(WTERMSIG(status)) + ")");
+    Fail(name,
+         std::string("malformed HDF5 file (the HDF5 library crashed reading it: ") + strsignal(WTERMSIG(status)) + ")");
   }
   if (reply.empty()) Fail(name, "the reader ended without a reply");
   if (reply.front() == 'E') throw std::runtime_error(OneLine(std::string_view(reply).substr(1)));  // names the file

@@ -71,8 +71,7 @@ class Handle {
  public:
   using Closer = herr_t (*)(hid_t);
   Handle(hid_t id, Closer close) : id_(id), close_(close) {}
-  Handle(Handle&& other) noexcept
-      : id_(std::exchange(other.id_, H5I_INVALID_HID)), close_(other.close_) {}
+  Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, H5I_INVALID_HID)), close_(other.close_) {}
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
   Handle& operator=(Handle&&) = delete;
@@ -111,20 +110,16 @@ Handle StringType(hid_t location, const std::string& what) {
 
 Handle CreateGroup(hid_t parent, const std::string& name) {
   const std::string what = "group '" + name + "'";
-  return Handle(
-      Check(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), parent, what),
-      H5Gclose);
+  return Handle(Check(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), parent, what), H5Gclose);
 }
 
 // Creates a scalar attribute of `file_type` and writes `value` given as `memory_type`.
-void WriteRawAttribute(hid_t location, const std::string& name, hid_t file_type,
-                       hid_t memory_type, const void* value) {
+void WriteRawAttribute(hid_t location, const std::string& name, hid_t file_type, hid_t memory_type, const void* value) {
   const std::string what = "attribute '" + name + "'";
   Handle space(Check(H5Screate(H5S_SCALAR), location, what), H5Sclose);
-  Handle attribute(Check(H5Acreate2(location, name.c_str(), file_type, space.get(), H5P_DEFAULT,
-                                    H5P_DEFAULT),
-                         location, what),
-                   H5Aclose);
+  Handle attribute(
+      Check(H5Acreate2(location, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), location, what),
+      H5Aclose);
   Check(H5Awrite(attribute.get(), memory_type, value), location, what);
 }
 
@@ -145,10 +140,9 @@ void WriteArrayAttribute(hid_t location, const std::string& name, const std::vec
   const std::string what = "attribute '" + name + "'";
   const hsize_t size = values.size();
   Handle space(Check(H5Screate_simple(1, &size, nullptr), location, what), H5Sclose);
-  Handle attribute(Check(H5Acreate2(location, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
-                                    H5P_DEFAULT),
-                         location, what),
-                   H5Aclose);
+  Handle attribute(
+      Check(H5Acreate2(location, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), location, what),
+      H5Aclose);
   Check(H5Awrite(attribute.get(), H5T_NATIVE_DOUBLE, values.data()), location, what);
 }
 
@@ -172,16 +166,14 @@ void WriteDataset(hid_t location, const std::string& name, const std::vector<T>&
                   const std::vector<hsize_t>& shape) {
   const std::string what = "dataset '" + name + "'";
   const auto [file_type, memory_type] = ElementTypes<T>();
-  Handle space(Check(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr),
-                     location, what),
+  Handle space(Check(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr), location, what),
                H5Sclose);
-  Handle dataset(Check(H5Dcreate2(location, name.c_str(), file_type, space.get(), H5P_DEFAULT,
-                                  H5P_DEFAULT, H5P_DEFAULT),
-                       location, what),
-                 H5Dclose);
+  Handle dataset(
+      Check(H5Dcreate2(location, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), location,
+            what),
+      H5Dclose);
   if (!data.empty()) {
-    Check(H5Dwrite(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()),
-          location, what);
+    Check(H5Dwrite(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), location, what);
   }
 }
 
@@ -190,8 +182,7 @@ void WriteDataset1D(hid_t location, const std::string& name, const std::vector<T
   WriteDataset(location, name, data, {data.size()});
 }
 
-void WriteDataset2D(hid_t location, const std::string& name, const std::vector<double>& data,
-                    std::size_t columns) {
+void WriteDataset2D(hid_t location, const std::string& name, const std::vector<double>& data, std::size_t columns) {
   WriteDataset(location, name, data, {data.size() / columns, columns});
 }
 
@@ -228,8 +219,7 @@ void WriteBodies(hid_t file, const std::vector<BodyDescription>& bodies) {
     const Handle body_group = CreateGroup(group.get(), std::to_string(i));
     WriteStringAttribute(body_group.get(), "name", body.name);
     WriteStringAttribute(body_group.get(), "motion", body.motion);
-    WriteNumberAttribute(body_group.get(), "geometry_count",
-                         static_cast<std::int64_t>(body.geometries.size()));
+    WriteNumberAttribute(body_group.get(), "geometry_count", static_cast<std::int64_t>(body.geometries.size()));
     for (std::size_t j = 0; j < body.geometries.size(); ++j) {
       const GeometryDescription& geometry = body.geometries[j];
       const Handle geometry_group = CreateGroup(body_group.get(), std::to_string(j));
@@ -283,16 +273,14 @@ void WriteSnapshots(hid_t file, const std::vector<Snapshot>& snapshots) {
 // Adds an empty series to `table`; `kind` ("time series", "analytic series") names it in
 // errors. Names become HDF5 group names and columns are stored comma-joined, so both are
 // checked here rather than failing at Finish.
-void DeclareIn(auto& table, const std::string& kind, const std::string& name,
-               const std::string& unit, const std::string& description,
-               const std::vector<std::string>& columns) {
+void DeclareIn(auto& table, const std::string& kind, const std::string& name, const std::string& unit,
+               const std::string& description, const std::vector<std::string>& columns) {
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
     throw std::logic_error("RunRecorder: invalid " + kind + " name '" + name + "'");
   }
   for (const std::string& column : columns) {
     if (column.empty() || column.find(',') != std::string::npos) {
-      throw std::logic_error("RunRecorder: " + kind + " '" + name + "' has invalid column name '" +
-                             column + "'");
+      throw std::logic_error("RunRecorder: " + kind + " '" + name + "' has invalid column name '" + column + "'");
     }
   }
   const auto [entry, inserted] = table.try_emplace(name);
@@ -375,30 +363,26 @@ void RunRecorder::SetUsedParameters(const std::vector<UsedParameter>& used) {
   }
 }
 
-void RunRecorder::DeclareSeries(const std::string& name, const std::string& unit,
-                                const std::string& description,
+void RunRecorder::DeclareSeries(const std::string& name, const std::string& unit, const std::string& description,
                                 const std::vector<std::string>& columns) {
   DeclareIn(series_, "time series", name, unit, description, columns);
 }
 
-void RunRecorder::AppendSeries(const std::string& name, double time,
-                               const std::vector<double>& value) {
+void RunRecorder::AppendSeries(const std::string& name, double time, const std::vector<double>& value) {
   Append(series_, "time series", name, time, value);
 }
 
-void RunRecorder::DeclareAnalytic(const std::string& name, const std::string& unit,
-                                  const std::string& description,
+void RunRecorder::DeclareAnalytic(const std::string& name, const std::string& unit, const std::string& description,
                                   const std::vector<std::string>& columns) {
   DeclareIn(analytic_, "analytic series", name, unit, description, columns);
 }
 
-void RunRecorder::AppendAnalytic(const std::string& name, double time,
-                                 const std::vector<double>& value) {
+void RunRecorder::AppendAnalytic(const std::string& name, double time, const std::vector<double>& value) {
   Append(analytic_, "analytic series", name, time, value);
 }
 
-void RunRecorder::Append(std::map<std::string, Series>& table, const std::string& kind,
-                         const std::string& name, double time, const std::vector<double>& value) {
+void RunRecorder::Append(std::map<std::string, Series>& table, const std::string& kind, const std::string& name,
+                         double time, const std::vector<double>& value) {
   const auto found = table.find(name);
   if (found == table.end()) {
     throw std::logic_error("RunRecorder: " + kind + " '" + name + "' was not declared");
@@ -406,9 +390,8 @@ void RunRecorder::Append(std::map<std::string, Series>& table, const std::string
   Series& series = found->second;
   const std::size_t width = std::max<std::size_t>(1, series.columns.size());
   if (value.size() != width) {
-    throw std::logic_error("RunRecorder: " + kind + " '" + name + "' takes " +
-                           std::to_string(width) + " components per sample, got " +
-                           std::to_string(value.size()));
+    throw std::logic_error("RunRecorder: " + kind + " '" + name + "' takes " + std::to_string(width) +
+                           " components per sample, got " + std::to_string(value.size()));
   }
   series.times.push_back(time);
   series.values.insert(series.values.end(), value.begin(), value.end());
@@ -450,14 +433,12 @@ void RunRecorder::SetSummary(const std::string& name, const AttributeValue& valu
   summary_[name] = value;
 }
 
-void RunRecorder::Finish(const std::string& status, const std::string& message, int steps,
-                         double wall_seconds) {
+void RunRecorder::Finish(const std::string& status, const std::string& message, int steps, double wall_seconds) {
   if (finished_) {
     throw std::logic_error("RunRecorder: Finish called twice for '" + final_path_.string() + "'");
   }
   if (status != "ok" && status != "diverged" && status != "failed") {
-    throw std::logic_error("RunRecorder: unknown status '" + status + "' for '" +
-                           final_path_.string() + "'");
+    throw std::logic_error("RunRecorder: unknown status '" + status + "' for '" + final_path_.string() + "'");
   }
   const std::filesystem::path partial = partial_path();
   const std::filesystem::path xdmf = xdmf_path();
@@ -476,9 +457,9 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
       const Handle in_memory(Check(H5Pcreate(H5P_FILE_ACCESS), H5I_INVALID_HID, "file access list"), H5Pclose);
       Check(H5Pset_fapl_core(in_memory.get(), std::size_t{4} << 20, /*backing_store=*/0), H5I_INVALID_HID,
             "in-memory file driver");
-      Handle file(Check(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, in_memory.get()),
-                        H5I_INVALID_HID, "file"),
-                  H5Fclose);
+      Handle file(
+          Check(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, in_memory.get()), H5I_INVALID_HID, "file"),
+          H5Fclose);
 
       // Root attributes: the driver's, then the ones the recorder owns.
       std::map<std::string, std::string> root = root_attributes_;
@@ -492,13 +473,12 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
         const std::string what = "dataset 'config'";
         const Handle type = StringType(file.get(), what);
         const Handle space(Check(H5Screate(H5S_SCALAR), file.get(), what), H5Sclose);
-        const Handle dataset(Check(H5Dcreate2(file.get(), "config", type.get(), space.get(),
-                                              H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                                   file.get(), what),
-                             H5Dclose);
+        const Handle dataset(
+            Check(H5Dcreate2(file.get(), "config", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                  file.get(), what),
+            H5Dclose);
         const char* text = config_text_.c_str();
-        Check(H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &text),
-              file.get(), what);
+        Check(H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &text), file.get(), what);
       }
 
       // /params: one attribute per parameter, plus "<key>.unit" where the unit is known.
@@ -541,9 +521,8 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
         write("linear_iterations", counter(&StepReport::linear_iterations));
         write("substeps", counter(&StepReport::substeps));
         write("residual", [](const SolverLogRow& row) { return row.report.residual; });
-        write("converged", [](const SolverLogRow& row) {
-          return static_cast<std::int8_t>(row.report.converged ? 1 : 0);
-        });
+        write("converged",
+              [](const SolverLogRow& row) { return static_cast<std::int8_t>(row.report.converged ? 1 : 0); });
         write("wall_s", [](const SolverLogRow& row) { return row.wall_seconds; });
         write("timing_free_motion", timing(&Timings::free_motion));
         write("timing_detection", timing(&Timings::detection));

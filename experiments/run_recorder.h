@@ -35,14 +35,12 @@ class RunRecorder {
 
   // Declares a time series /timeseries/<name> with `columns` components per sample
   // (names given for multi-component series, e.g. {"x","y","z"}).
-  void DeclareSeries(const std::string& name, const std::string& unit,
-                     const std::string& description,
+  void DeclareSeries(const std::string& name, const std::string& unit, const std::string& description,
                      const std::vector<std::string>& columns = {});
   // Appends one sample; value.size() must equal the declared column count (1 if none).
   void AppendSeries(const std::string& name, double time, const std::vector<double>& value);
   // The same for the reference solution /analytic/<name>.
-  void DeclareAnalytic(const std::string& name, const std::string& unit,
-                       const std::string& description,
+  void DeclareAnalytic(const std::string& name, const std::string& unit, const std::string& description,
                        const std::vector<std::string>& columns = {});
   void AppendAnalytic(const std::string& name, double time, const std::vector<double>& value);
 
@@ -64,8 +62,7 @@ class RunRecorder {
 
   // Writes everything, closes the file and renames it to its final path.
   // status: "ok" | "diverged" | "failed".
-  void Finish(const std::string& status, const std::string& message, int steps,
-              double wall_seconds);
+  void Finish(const std::string& status, const std::string& message, int steps, double wall_seconds);
 
   const std::filesystem::path& final_path() const { return final_path_; }
   std::filesystem::path partial_path() const;
@@ -84,8 +81,8 @@ class RunRecorder {
     StepReport report;
     double wall_seconds;
   };
-  static void Append(std::map<std::string, Series>& table, const std::string& kind,
-                     const std::string& name, double time, const std::vector<double>& value);
+  static void Append(std::map<std::string, Series>& table, const std::string& kind, const std::string& name,
+                     double time, const std::vector<double>& value);
 
   std::filesystem::path final_path_;
   bool finished_ = false;

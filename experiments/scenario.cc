@@ -16,16 +16,8 @@ namespace contactlab::experiments {
 const std::vector<ScenarioInfo>& RegisteredScenarios() {
   // Every scenario of the project, in the order `contactlab list` prints them.
   static const std::vector<ScenarioInfo> registry = {
-      BallOnSlopeInfo(),
-      SqueezedCubeInfo(),
-      CloseLiftShakeInfo(),
-      DoughRollingInfo(),
-      InclineBlockInfo(),
-      RollingSphereInfo(),
-      PyramidInfo(),
-      WedgeInfo(),
-      StackInfo(),
-      BlockOnSlabInfo(),
+      BallOnSlopeInfo(),   SqueezedCubeInfo(), CloseLiftShakeInfo(), DoughRollingInfo(), InclineBlockInfo(),
+      RollingSphereInfo(), PyramidInfo(),      WedgeInfo(),          StackInfo(),        BlockOnSlabInfo(),
   };
   return registry;
 }
@@ -46,8 +38,7 @@ ParameterSpec DurationSpec(double default_duration) {
   return {"duration", default_duration, "s", "Simulated time.", Positive()};
 }
 ParameterSpec GravitySpec() {
-  return {"gravity", 9.81, "m/s^2", "Magnitude of gravity along -z (Drake's default, spec-sap-qn §4).",
-          NonNegative()};
+  return {"gravity", 9.81, "m/s^2", "Magnitude of gravity along -z (Drake's default, spec-sap-qn §4).", NonNegative()};
 }
 ParameterSpec GridSpacingSpec(double default_spacing) {
   return {"grid_spacing", default_spacing, "m", "Background grid spacing h.", Positive()};

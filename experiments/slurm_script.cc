@@ -40,8 +40,8 @@ std::string SlurmArrayScript(const SweepDefinition& sweep, int run_count, const 
   const std::filesystem::path logs = out_dir / "logs";
   std::ostringstream script;
   script << "#!/bin/bash\n"
-         << "# contactlab sweep " << ShellQuote(sweep.name) << " (" << ShellQuote(sweep.file.string()) << "): " << run_count
-         << " runs, one per array task.\n"
+         << "# contactlab sweep " << ShellQuote(sweep.name) << " (" << ShellQuote(sweep.file.string())
+         << "): " << run_count << " runs, one per array task.\n"
          << "#   submit:   sbatch " << ShellQuote((out_dir / "sweep.slurm").string()) << "\n"
          << "#   resubmit after failures: complete runs are skipped\n"
          << "#   table:    contactlab collect " << ShellQuote(out_dir.string()) << " > results.csv\n"
@@ -51,15 +51,18 @@ std::string SlurmArrayScript(const SweepDefinition& sweep, int run_count, const 
          << "#SBATCH --cpus-per-task=" << options.cpus_per_task << "\n"
          << "#SBATCH --time=" << DirectiveValue("--time", options.time_limit) << "\n"
          << "#SBATCH --mem=" << DirectiveValue("--mem", options.memory) << "\n";
-  if (!options.partition.empty()) script << "#SBATCH --partition=" << DirectiveValue("--partition", options.partition) << "\n";
-  script << "#SBATCH --output=" << DirectiveValue("--out-dir", (logs / "slurm-%A_%a.log").string()) << "\n"
-         << "set -euo pipefail\n"
-         << ": \"${SLURM_ARRAY_TASK_ID:?run this script with sbatch (or set SLURM_ARRAY_TASK_ID to a manifest index)}\"\n"
-         << "DEFAULT_CONTACTLAB=" << ShellQuote(options.executable.string()) << "\n"
-         << "CONTACTLAB=\"${CONTACTLAB:-$DEFAULT_CONTACTLAB}\"\n"
-         << "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-" << options.cpus_per_task << "}\"\n"
-         << "exec \"$CONTACTLAB\" run --manifest " << ShellQuote(manifest.string()) << " --index \"$SLURM_ARRAY_TASK_ID\" \\\n"
-         << "  --out-dir " << ShellQuote(out_dir.string()) << " --quiet\n";
+  if (!options.partition.empty())
+    script << "#SBATCH --partition=" << DirectiveValue("--partition", options.partition) << "\n";
+  script
+      << "#SBATCH --output=" << DirectiveValue("--out-dir", (logs / "slurm-%A_%a.log").string()) << "\n"
+      << "set -euo pipefail\n"
+      << ": \"${SLURM_ARRAY_TASK_ID:?run this script with sbatch (or set SLURM_ARRAY_TASK_ID to a manifest index)}\"\n"
+      << "DEFAULT_CONTACTLAB=" << ShellQuote(options.executable.string()) << "\n"
+      << "CONTACTLAB=\"${CONTACTLAB:-$DEFAULT_CONTACTLAB}\"\n"
+      << "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-" << options.cpus_per_task << "}\"\n"
+      << "exec \"$CONTACTLAB\" run --manifest " << ShellQuote(manifest.string())
+      << " --index \"$SLURM_ARRAY_TASK_ID\" \\\n"
+      << "  --out-dir " << ShellQuote(out_dir.string()) << " --quiet\n";
   return script.str();
 }
 

@@ -11,13 +11,13 @@
 namespace contactlab::experiments {
 
 struct SlurmOptions {
-  std::filesystem::path out_dir;     // manifest.jsonl, run files, logs/
-  std::filesystem::path executable;  // the contactlab binary the tasks call
-  int max_concurrent = 16;           // the %K of --array: tasks running at once
-  int cpus_per_task = 2;             // also each run's OMP_NUM_THREADS
+  std::filesystem::path out_dir;        // manifest.jsonl, run files, logs/
+  std::filesystem::path executable;     // the contactlab binary the tasks call
+  int max_concurrent = 16;              // the %K of --array: tasks running at once
+  int cpus_per_task = 2;                // also each run's OMP_NUM_THREADS
   std::string time_limit = "02:00:00";  // per task, Slurm's D-HH:MM:SS forms
-  std::string memory = "4G";         // per task
-  std::string partition;             // empty: the cluster's default
+  std::string memory = "4G";            // per task
+  std::string partition;                // empty: the cluster's default
 };
 
 // The script text for `run_count` manifest lines.

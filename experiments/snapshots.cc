@@ -29,10 +29,14 @@ std::vector<std::string> SplitNames(const std::string& text) {
 
 // Sets the flag `name` names; false for an unknown name.
 bool SetField(const std::string& name, SnapshotFields& fields) {
-  if (name == "velocity") fields.velocity = true;
-  else if (name == "deformation_gradient") fields.deformation_gradient = true;
-  else if (name == "plastic_strain") fields.plastic_strain = true;
-  else return false;
+  if (name == "velocity")
+    fields.velocity = true;
+  else if (name == "deformation_gradient")
+    fields.deformation_gradient = true;
+  else if (name == "plastic_strain")
+    fields.plastic_strain = true;
+  else
+    return false;
   return true;
 }
 
@@ -40,14 +44,20 @@ void AppendVector(std::vector<double>& out, const Eigen::Vector3d& v) {
   out.insert(out.end(), {v.x(), v.y(), v.z()});
 }
 
-std::vector<double> QuaternionWxyz(const Eigen::Quaterniond& q) { return {q.w(), q.x(), q.y(), q.z()}; }
+std::vector<double> QuaternionWxyz(const Eigen::Quaterniond& q) {
+  return {q.w(), q.x(), q.y(), q.z()};
+}
 
 const char* MotionName(rigid::BodyMotion motion) {
   switch (motion) {
-    case rigid::BodyMotion::kStatic: return "static";
-    case rigid::BodyMotion::kKinematic: return "kinematic";
-    case rigid::BodyMotion::kFree: return "free";
-    case rigid::BodyMotion::kArticulated: return "articulated";
+    case rigid::BodyMotion::kStatic:
+      return "static";
+    case rigid::BodyMotion::kKinematic:
+      return "kinematic";
+    case rigid::BodyMotion::kFree:
+      return "free";
+    case rigid::BodyMotion::kArticulated:
+      return "articulated";
   }
   return "unknown";
 }
@@ -57,11 +67,20 @@ std::string XmlEscape(const std::string& text) {
   std::string escaped;
   for (const char c : text) {
     switch (c) {
-      case '&': escaped += "&amp;"; break;
-      case '<': escaped += "&lt;"; break;
-      case '>': escaped += "&gt;"; break;
-      case '"': escaped += "&quot;"; break;
-      default: escaped += c;
+      case '&':
+        escaped += "&amp;";
+        break;
+      case '<':
+        escaped += "&lt;";
+        break;
+      case '>':
+        escaped += "&gt;";
+        break;
+      case '"':
+        escaped += "&quot;";
+        break;
+      default:
+        escaped += c;
     }
   }
   return escaped;
@@ -69,15 +88,13 @@ std::string XmlEscape(const std::string& text) {
 
 // One HDF5 DataItem of 8-byte data (float64, or int64 for number_type "Int").
 void WriteDataItem(std::ostream& out, const std::string& indent, const std::string& dimensions,
-                   const std::string& h5_file_name, const std::string& dataset,
-                   const char* number_type = "Float") {
+                   const std::string& h5_file_name, const std::string& dataset, const char* number_type = "Float") {
   out << indent << "<DataItem Dimensions=\"" << dimensions << "\" NumberType=\"" << number_type
       << "\" Precision=\"8\" Format=\"HDF\">" << XmlEscape(h5_file_name) << ":" << dataset << "</DataItem>\n";
 }
 
-void WriteAttribute(std::ostream& out, const std::string& indent, const std::string& name,
-                    const std::string& type, const std::string& dimensions,
-                    const std::string& h5_file_name, const std::string& dataset) {
+void WriteAttribute(std::ostream& out, const std::string& indent, const std::string& name, const std::string& type,
+                    const std::string& dimensions, const std::string& h5_file_name, const std::string& dataset) {
   out << indent << "<Attribute Name=\"" << name << "\" AttributeType=\"" << type << "\" Center=\"Node\">\n";
   WriteDataItem(out, indent + "  ", dimensions, h5_file_name, dataset);
   out << indent << "</Attribute>\n";
@@ -90,8 +107,7 @@ void OpenPointGrid(std::ostream& out, const std::string& indent, const std::stri
       << indent << "  <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << count
       << "\" NodesPerElement=\"1\">\n";
   WriteDataItem(out, indent + "    ", std::to_string(count), h5_file_name, PolyvertexDataset(count), "Int");
-  out << indent << "  </Topology>\n"
-      << indent << "  <Geometry GeometryType=\"XYZ\">\n";
+  out << indent << "  </Topology>\n" << indent << "  <Geometry GeometryType=\"XYZ\">\n";
   WriteDataItem(out, indent + "    ", std::to_string(count) + " 3", h5_file_name, positions);
   out << indent << "  </Geometry>\n";
 }
@@ -116,8 +132,8 @@ SnapshotFields ParseSnapshotFields(const std::string& text) {
   SnapshotFields fields;
   for (const std::string& name : SplitNames(text)) {
     if (!SetField(name, fields)) {
-      throw InputError(std::string("key '") + kFieldsKey + "' names unknown field '" + name + "' (known: " +
-                       kKnownFields + ")");
+      throw InputError(std::string("key '") + kFieldsKey + "' names unknown field '" + name +
+                       "' (known: " + kKnownFields + ")");
     }
   }
   return fields;
@@ -178,7 +194,9 @@ std::vector<BodyDescription> DescribeBodies(const World& world) {
       GeometryDescription shape;
       const rigid::Shape& s = geometry.shape;
       switch (s.kind) {
-        case rigid::ShapeKind::kHalfSpace: shape.shape = "half_space"; break;
+        case rigid::ShapeKind::kHalfSpace:
+          shape.shape = "half_space";
+          break;
         case rigid::ShapeKind::kBox:
           shape.shape = "box";
           shape.half_extents = {s.half_extents.x(), s.half_extents.y(), s.half_extents.z()};
@@ -203,7 +221,9 @@ std::vector<BodyDescription> DescribeBodies(const World& world) {
   return bodies;
 }
 
-std::string PolyvertexDataset(std::size_t count) { return "/xdmf/polyvertex_" + std::to_string(count); }
+std::string PolyvertexDataset(std::size_t count) {
+  return "/xdmf/polyvertex_" + std::to_string(count);
+}
 
 std::vector<std::size_t> PolyvertexCounts(const std::vector<Snapshot>& snapshots) {
   std::set<std::size_t> counts;

@@ -37,15 +37,15 @@ SnapshotFields ParseSnapshotFields(const std::string& text);
 // One snapshot: every array is row-major and in double precision.
 struct Snapshot {
   std::int64_t step = 0;
-  double time = 0.0;                          // [s]
-  std::size_t particles = 0;                  // N
-  std::size_t bodies = 0;                     // B
-  std::vector<double> position;               // N x 3 [m]
-  std::vector<double> velocity;               // N x 3 [m/s], empty unless requested
-  std::vector<double> deformation_gradient;   // N x 9, elastic F^E row-major, empty unless requested
-  std::vector<double> plastic_strain;         // N [-], empty unless requested
-  std::vector<double> body_position;          // B x 3 [m]
-  std::vector<double> body_orientation;       // B x 4, quaternion (w, x, y, z)
+  double time = 0.0;                         // [s]
+  std::size_t particles = 0;                 // N
+  std::size_t bodies = 0;                    // B
+  std::vector<double> position;              // N x 3 [m]
+  std::vector<double> velocity;              // N x 3 [m/s], empty unless requested
+  std::vector<double> deformation_gradient;  // N x 9, elastic F^E row-major, empty unless requested
+  std::vector<double> plastic_strain;        // N [-], empty unless requested
+  std::vector<double> body_position;         // B x 3 [m]
+  std::vector<double> body_orientation;      // B x 4, quaternion (w, x, y, z)
 };
 
 // The plastic strain written to snapshots: the norm of the plastic Hencky strain,
@@ -57,16 +57,16 @@ Snapshot CaptureSnapshot(std::int64_t step, double time, const World& world, con
 
 // Static description of one rigid body, enough to draw it from the snapshot poses.
 struct GeometryDescription {
-  std::string shape;                           // "half_space" | "box" | "sphere" | "cylinder"
-  std::vector<double> half_extents;            // box: 3 [m]
-  double radius = 0.0;                         // sphere, cylinder [m]
-  double half_height = 0.0;                    // cylinder, along the geometry's z axis [m]
-  std::vector<double> position;                // 3, geometry origin in the body frame [m]
-  std::vector<double> orientation;             // 4, (w, x, y, z) in the body frame
+  std::string shape;                 // "half_space" | "box" | "sphere" | "cylinder"
+  std::vector<double> half_extents;  // box: 3 [m]
+  double radius = 0.0;               // sphere, cylinder [m]
+  double half_height = 0.0;          // cylinder, along the geometry's z axis [m]
+  std::vector<double> position;      // 3, geometry origin in the body frame [m]
+  std::vector<double> orientation;   // 4, (w, x, y, z) in the body frame
 };
 struct BodyDescription {
   std::string name;
-  std::string motion;                          // "static" | "kinematic" | "free" | "articulated"
+  std::string motion;  // "static" | "kinematic" | "free" | "articulated"
   std::vector<GeometryDescription> geometries;
 };
 std::vector<BodyDescription> DescribeBodies(const World& world);

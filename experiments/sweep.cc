@@ -7,8 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
 #include <toml++/toml.h>
+#include <nlohmann/json.hpp>
 
 #include "experiments/config.h"
 #include "experiments/file_safety.h"
@@ -174,7 +174,8 @@ SweepDefinition LoadSweep(const std::filesystem::path& file) {
     FlattenTable(*base, "", leaves);
     for (const auto& [key, node] : leaves) {
       const auto value = ScalarValue(*node);
-      if (!value) throw InputError(Where(file, *node) + ": [base] key '" + key + "' must be a number, boolean or string");
+      if (!value)
+        throw InputError(Where(file, *node) + ": [base] key '" + key + "' must be a number, boolean or string");
       if (key == kFormulationKey) throw InputError(Where(file, *node) + ": set the formulation in [sweep], not [base]");
       sweep.base.emplace_back(key, *value);
     }
@@ -345,7 +346,8 @@ ManifestEntry FromJsonLine(const std::string& text, const std::string& origin) {
     entry.formulation = line.at("formulation").get<std::string>();
     if (line.contains("swept")) {
       if (!line["swept"].is_object()) throw InputError(origin + ": field 'swept' must be an object");
-      for (const auto& [key, value] : line["swept"].items()) entry.swept.emplace_back(key, FromJson(value, origin, key));
+      for (const auto& [key, value] : line["swept"].items())
+        entry.swept.emplace_back(key, FromJson(value, origin, key));
     }
     entry.parameters = FromJsonObject(nlohmann::json(line.at("parameters")), origin, "parameters");
   } catch (const nlohmann::json::exception& error) {
@@ -386,7 +388,8 @@ ManifestEntry ReadManifestEntry(const std::filesystem::path& file, int index) {
       ManifestEntry entry = FromJsonLine(line, file.string() + ":" + std::to_string(number));
       if (entry.index != index) {
         throw InputError(file.string() + ":" + std::to_string(number) + ": line " + std::to_string(index) +
-                         " carries index " + std::to_string(entry.index) + "; regenerate it with `contactlab sweep expand`");
+                         " carries index " + std::to_string(entry.index) +
+                         "; regenerate it with `contactlab sweep expand`");
       }
       return entry;
     }

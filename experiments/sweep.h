@@ -44,13 +44,13 @@ struct SweepAxis {
 };
 
 struct SweepDefinition {
-  std::filesystem::path file;                 // the sweep TOML, for messages
+  std::filesystem::path file;  // the sweep TOML, for messages
   std::string name;
   std::string scenario;
-  std::string formulation;                    // when "formulation" is not an axis
+  std::string formulation;                           // when "formulation" is not an axis
   std::optional<std::filesystem::path> config_file;  // resolved against the sweep file's folder
   std::vector<std::pair<std::string, ParameterValue>> base;
-  std::vector<SweepAxis> axes;                // in file order; "formulation" may be a key
+  std::vector<SweepAxis> axes;  // in file order; "formulation" may be a key
 };
 
 // One resolved run of a sweep: a line of the manifest.
@@ -72,8 +72,7 @@ SweepDefinition LoadSweep(const std::filesystem::path& file);
 // The runs of a sweep in product order, duplicates removed, indices 0..n-1. Unknown keys and
 // type mismatches throw InputError; values that fail a parameter's check do not (the run
 // records the failure) but are reported in `warnings` when given.
-std::vector<ManifestEntry> ExpandSweep(const SweepDefinition& sweep,
-                                       std::vector<std::string>* warnings = nullptr);
+std::vector<ManifestEntry> ExpandSweep(const SweepDefinition& sweep, std::vector<std::string>* warnings = nullptr);
 
 // JSON Lines serialization of the manifest.
 std::string ToJsonLine(const ManifestEntry& entry);

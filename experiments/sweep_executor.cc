@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <csignal>
 #include <deque>
 #include <map>
 #include <sstream>
@@ -37,7 +37,9 @@ struct RunningChild {
 // The signal that asked the sweep to stop (0: none); set by the handler, read by the loop.
 volatile std::sig_atomic_t stop_signal = 0;
 
-void OnStopSignal(int signal_number) { stop_signal = signal_number; }
+void OnStopSignal(int signal_number) {
+  stop_signal = signal_number;
+}
 
 // SIGINT, SIGTERM and SIGHUP set stop_signal.
 void InstallStopHandlers() {
@@ -70,9 +72,9 @@ pid_t SpawnRun(const std::filesystem::path& executable, const std::filesystem::p
   posix_spawnattr_setsigdefault(&attributes, &defaults);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
   const std::string index_text = std::to_string(index);
-  std::vector<std::string> arguments = {executable.string(), "run",     "--manifest", manifest.string(),
-                                        "--index",           index_text, "--out-dir", out_dir.string(),
-                                        "--quiet"};
+  std::vector<std::string> arguments = {
+      executable.string(), "run",       "--manifest",     manifest.string(), "--index",
+      index_text,          "--out-dir", out_dir.string(), "--quiet"};
   std::vector<char*> argv;
   for (std::string& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
@@ -106,7 +108,8 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
   if (options.threads_per_run < 0) throw InputError("--threads-per-run: must be >= 0");
   std::vector<std::string> warnings;
   const std::vector<ManifestEntry> entries = ExpandSweep(sweep, &warnings);
-  for (const std::string& warning : warnings) std::fprintf(stderr, "contactlab: sweep %s: %s\n", sweep.name.c_str(), warning.c_str());
+  for (const std::string& warning : warnings)
+    std::fprintf(stderr, "contactlab: sweep %s: %s\n", sweep.name.c_str(), warning.c_str());
   const std::filesystem::path out_dir = options.out_dir;
   const std::filesystem::path manifest = out_dir / "manifest.jsonl";
   const std::filesystem::path logs = out_dir / "logs";
@@ -126,8 +129,8 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
   }
   const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe");
   const int total = static_cast<int>(entries.size());
-  std::fprintf(stderr, "contactlab: sweep %s: %d runs, %d at a time, OMP_NUM_THREADS=%s, into %s\n",
-               sweep.name.c_str(), total, options.jobs, std::getenv("OMP_NUM_THREADS"), out_dir.string().c_str());
+  std::fprintf(stderr, "contactlab: sweep %s: %d runs, %d at a time, OMP_NUM_THREADS=%s, into %s\n", sweep.name.c_str(),
+               total, options.jobs, std::getenv("OMP_NUM_THREADS"), out_dir.string().c_str());
 
   // Runs already complete for the same configuration are not started again.
   std::deque<int> queue;
@@ -196,9 +199,10 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
     RunRecord record = LookupRecord(out_dir, entry);
     if (record.status == "missing") {
       // The child died without recording anything (a signal, an abort): record it here.
-      const std::string why = WIFSIGNALED(wait_status)
-                                  ? std::string("crashed: ") + strsignal(WTERMSIG(wait_status))
-                                  : "exited with status " + std::to_string(WEXITSTATUS(wait_status)) + " without a record";
+      const std::string why =
+          WIFSIGNALED(wait_status)
+              ? std::string("crashed: ") + strsignal(WTERMSIG(wait_status))
+              : "exited with status " + std::to_string(WEXITSTATUS(wait_status)) + " without a record";
       WriteFailureRecord(out_dir, entry, why + " (log: " + done.log.string() + ")",
                          WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status));
       record = LookupRecord(out_dir, entry);
@@ -226,7 +230,8 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
   WriteCsv(table, csv);
   WriteFileAtomically(out_dir / "results.csv", csv.str());
   std::string tally;
-  for (const auto& [status, count] : counts) tally += (tally.empty() ? "" : ", ") + std::to_string(count) + " " + status;
+  for (const auto& [status, count] : counts)
+    tally += (tally.empty() ? "" : ", ") + std::to_string(count) + " " + status;
   std::printf("sweep %s: %s in %s with -j %d; table: %s\n", sweep.name.c_str(), tally.c_str(),
               Seconds(sweep_seconds).c_str(), options.jobs, (out_dir / "results.csv").string().c_str());
   return total - counts["ok"];

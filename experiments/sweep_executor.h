@@ -10,10 +10,10 @@
 namespace contactlab::experiments {
 
 struct LocalExecutorOptions {
-  int jobs = 1;                        // concurrent runs
-  int threads_per_run = 0;             // OMP_NUM_THREADS of each run; 0: cores / jobs (at least 1),
-                                       // unless OMP_NUM_THREADS is already set
-  std::filesystem::path out_dir;       // manifest.jsonl, <run_id>.h5, logs/, results.csv
+  int jobs = 1;                   // concurrent runs
+  int threads_per_run = 0;        // OMP_NUM_THREADS of each run; 0: cores / jobs (at least 1),
+                                  // unless OMP_NUM_THREADS is already set
+  std::filesystem::path out_dir;  // manifest.jsonl, <run_id>.h5, logs/, results.csv
 };
 
 // Returns the number of runs that did not finish with status ok.

@@ -20,8 +20,8 @@ std::filesystem::path FailureRecordPath(const std::filesystem::path& out_dir, co
   return out_dir / (run_id + ".failed.json");
 }
 
-void WriteFailureRecord(const std::filesystem::path& out_dir, const ManifestEntry& entry,
-                        const std::string& message, int exit_code) {
+void WriteFailureRecord(const std::filesystem::path& out_dir, const ManifestEntry& entry, const std::string& message,
+                        int exit_code) {
   nlohmann::ordered_json record;
   record["run_id"] = entry.run_id;
   record["index"] = entry.index;

@@ -19,13 +19,13 @@ std::filesystem::path RunFilePath(const std::filesystem::path& out_dir, const st
 std::filesystem::path FailureRecordPath(const std::filesystem::path& out_dir, const std::string& run_id);
 
 // Records that `entry` failed without a run file; replaces any earlier record.
-void WriteFailureRecord(const std::filesystem::path& out_dir, const ManifestEntry& entry,
-                        const std::string& message, int exit_code);
+void WriteFailureRecord(const std::filesystem::path& out_dir, const ManifestEntry& entry, const std::string& message,
+                        int exit_code);
 
 // The state of one run in an output folder.
 struct RunRecord {
-  std::string status;   // ok | diverged | failed | missing
-  std::string message;  // the run's message, the failure, or why it is missing
+  std::string status;                             // ok | diverged | failed | missing
+  std::string message;                            // the run's message, the failure, or why it is missing
   std::map<std::string, AttributeValue> summary;  // /summary of a run file (steps, wall_s, ...)
   std::map<std::string, AttributeValue> params;   // /params of a run file
 };
@@ -40,8 +40,8 @@ ResolvedRun ResolveManifestEntry(const ManifestEntry& entry);
 bool IsRunComplete(const std::filesystem::path& out_dir, const ResolvedRun& run);
 
 struct ManifestRunResult {
-  bool skipped = false;        // already complete; nothing was run
-  std::string status;          // ok | diverged (of the file, also when skipped)
+  bool skipped = false;  // already complete; nothing was run
+  std::string status;    // ok | diverged (of the file, also when skipped)
   std::string message;
   std::filesystem::path file;
 };

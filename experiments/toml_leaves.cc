@@ -18,9 +18,8 @@ void FlattenTable(const toml::table& table, const std::string& prefix,
   for (auto&& [name, node] : table) {
     entries.emplace_back(prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str()), &node);
   }
-  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-    return a.second->source().begin < b.second->source().begin;
-  });
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const auto& a, const auto& b) { return a.second->source().begin < b.second->source().begin; });
   for (const auto& [key, node] : entries) {
     if (const toml::table* nested = node->as_table()) {
       FlattenTable(*nested, key, leaves);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 namespace contactlab {
 
 std::vector<BodyWrench> ZeroWrenches(const World& world) {
@@ -20,6 +19,5 @@ void UsedParameterTracker::Observe(double value) {
   used_.value = std::max(used_.value, value);
   used_.smallest = std::min(used_.smallest, value);
 }
-
 
 }  // namespace contactlab

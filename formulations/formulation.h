@@ -31,14 +31,14 @@ std::vector<BodyWrench> ZeroWrenches(const World& world);
 // per-contact Coulomb cone margin ‖f_t‖ − μ f_n (spec-penalty-hybrid §4.4). Formulations
 // that resolve contact per point fill these; grid-based ones may leave them empty.
 struct ContactForce {
-  int body = -1;                                 // world body owning the touched geometry
-  int geometry = -1;                             // geometry index within that body
-  mpm::Vector3 point = mpm::Vector3::Zero();     // contact point, world [m]
-  mpm::Vector3 normal = mpm::Vector3::UnitZ();   // outward unit normal of the geometry, world
+  int body = -1;                                // world body owning the touched geometry
+  int geometry = -1;                            // geometry index within that body
+  mpm::Vector3 point = mpm::Vector3::Zero();    // contact point, world [m]
+  mpm::Vector3 normal = mpm::Vector3::UnitZ();  // outward unit normal of the geometry, world
   // Force the geometry exerts on the touching particle or point, world [N]: f·n > 0 pushes
   // it out. (The opposite of what the geometry's body receives.)
   mpm::Vector3 force = mpm::Vector3::Zero();
-  double friction_coefficient = 0.0;             // μ of the geometry [-]
+  double friction_coefficient = 0.0;  // μ of the geometry [-]
   // When the touching point belongs to another rigid body (rigid–rigid contact): that body,
   // which receives `force` at `other_point`; −1 for an MPM particle.
   int other_body = -1;
@@ -72,15 +72,15 @@ struct StepReport {
   // Contact points between rigid bodies (and between rigid bodies and static geometry) that
   // the step resolved; 0 for formulations or worlds without them.
   int rigid_contacts = 0;
-  double max_penetration = 0.0;   // deepest particle penetration into a rigid geometry [m]
-  int outer_iterations = 0;       // Newton / quasi-Newton iterations (0 if none)
-  int linear_iterations = 0;      // CG/GMRES iterations, 0 for direct solves or none
-  int substeps = 1;               // internal substeps taken to advance by dt
-  double residual = 0.0;          // final scaled optimality residual (0 if no solve)
+  double max_penetration = 0.0;  // deepest particle penetration into a rigid geometry [m]
+  int outer_iterations = 0;      // Newton / quasi-Newton iterations (0 if none)
+  int linear_iterations = 0;     // CG/GMRES iterations, 0 for direct solves or none
+  int substeps = 1;              // internal substeps taken to advance by dt
+  double residual = 0.0;         // final scaled optimality residual (0 if no solve)
   bool converged = true;
-  std::vector<BodyWrench> contact_wrench;  // one per world body, same order
+  std::vector<BodyWrench> contact_wrench;      // one per world body, same order
   std::vector<IterationRecord> iteration_log;  // empty unless iteration logging is on
-  std::vector<ContactForce> contact_forces;     // per contact point; empty if not resolved
+  std::vector<ContactForce> contact_forces;    // per contact point; empty if not resolved
   Timings timings;
 };
 
@@ -96,10 +96,10 @@ class SimulationDiverged : public std::runtime_error {
 // pairs. Where the value adapts to the state step by step, `value` is the largest used and
 // `smallest` the smallest; otherwise both are equal.
 struct UsedParameter {
-  std::string key;            // e.g. "quasi_newton.substeps"
-  double value = 0.0;         // largest value used over the run [unit of the key]
-  double smallest = 0.0;      // smallest value used over the run
-  std::string rule;           // one line: how it was derived
+  std::string key;        // e.g. "quasi_newton.substeps"
+  double value = 0.0;     // largest value used over the run [unit of the key]
+  double smallest = 0.0;  // smallest value used over the run
+  std::string rule;       // one line: how it was derived
 };
 
 class Formulation {
@@ -148,8 +148,8 @@ class UsedParameterTracker {
 
 // What the registry knows about a formulation.
 struct FormulationInfo {
-  std::string name;         // CLI name, e.g. "hybrid_impulse"
-  std::string description;  // one line
+  std::string name;                       // CLI name, e.g. "hybrid_impulse"
+  std::string description;                // one line
   std::vector<ParameterSpec> parameters;  // keys are prefixed "<name>."
   std::unique_ptr<Formulation> (*factory)(const ParameterSet& parameters);
 };

@@ -1,8 +1,8 @@
 #include "formulations/parameters.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -57,13 +57,13 @@ std::string FormatReal(double value) {
 }
 
 ParameterCheck RealCheck(std::function<bool(double)> accept, std::string requirement) {
-  return [accept = std::move(accept), requirement = std::move(requirement)](
-             const ParameterValue& value) -> std::string {
-    double real = 0.0;
-    if (!AsReal(value, &real)) return "must be a number";
-    if (!std::isfinite(real) || !accept(real)) return requirement;
-    return "";
-  };
+  return
+      [accept = std::move(accept), requirement = std::move(requirement)](const ParameterValue& value) -> std::string {
+        double real = 0.0;
+        if (!AsReal(value, &real)) return "must be a number";
+        if (!std::isfinite(real) || !accept(real)) return requirement;
+        return "";
+      };
 }
 
 }  // namespace
@@ -111,10 +111,14 @@ std::string ToString(const ParameterValue& value) {
 
 const char* TypeName(const ParameterValue& value) {
   switch (value.index()) {
-    case 0: return "boolean";
-    case 1: return "integer";
-    case 2: return "number";
-    default: return "string";
+    case 0:
+      return "boolean";
+    case 1:
+      return "integer";
+    case 2:
+      return "number";
+    default:
+      return "string";
   }
 }
 
@@ -134,8 +138,7 @@ const ParameterSpec& ParameterSet::Spec(const std::string& key) const {
   return found->second;
 }
 
-void ParameterSet::Set(const std::string& key, const ParameterValue& value,
-                       const std::string& origin) {
+void ParameterSet::Set(const std::string& key, const ParameterValue& value, const std::string& origin) {
   const auto found = specs_.find(key);
   if (found == specs_.end()) {
     throw InputError(origin + ": unknown key '" + key + "'");
@@ -159,14 +162,13 @@ void ParameterSet::Set(const std::string& key, const ParameterValue& value,
     return;
   }
   if (expected.index() != value.index()) {
-    throw InputError(origin + ": key '" + key + "' expects a " + TypeName(expected) +
-                     ", got a " + TypeName(value) + " (" + ToString(value) + ")");
+    throw InputError(origin + ": key '" + key + "' expects a " + TypeName(expected) + ", got a " + TypeName(value) +
+                     " (" + ToString(value) + ")");
   }
   values_[key] = value;
 }
 
-void ParameterSet::SetFromText(const std::string& key, const std::string& text,
-                               const std::string& origin) {
+void ParameterSet::SetFromText(const std::string& key, const std::string& text, const std::string& origin) {
   const auto found = specs_.find(key);
   if (found == specs_.end()) throw InputError(origin + ": unknown key '" + key + "'");
   const ParameterSpec& spec = found->second;
@@ -182,9 +184,12 @@ void ParameterSet::SetFromText(const std::string& key, const std::string& text,
   if (std::holds_alternative<std::string>(expected)) {
     values_[key] = text;
   } else if (std::holds_alternative<bool>(expected)) {
-    if (text == "true") values_[key] = true;
-    else if (text == "false") values_[key] = false;
-    else throw malformed();
+    if (text == "true")
+      values_[key] = true;
+    else if (text == "false")
+      values_[key] = false;
+    else
+      throw malformed();
   } else if (std::holds_alternative<std::int64_t>(expected)) {
     char* end = nullptr;
     errno = 0;
@@ -240,7 +245,9 @@ std::optional<std::int64_t> ParameterSet::GetOptionalInt(const std::string& key)
   if (IsAuto(key)) return std::nullopt;
   return GetInt(key);
 }
-bool ParameterSet::GetBool(const std::string& key) const { return std::get<bool>(Get(key)); }
+bool ParameterSet::GetBool(const std::string& key) const {
+  return std::get<bool>(Get(key));
+}
 const std::string& ParameterSet::GetString(const std::string& key) const {
   return std::get<std::string>(Get(key));
 }

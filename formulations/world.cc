@@ -2,8 +2,8 @@
 
 namespace contactlab {
 
-int AddArticulatedBody(World& world, const std::string& name, std::vector<rigid::Geometry> geometries,
-                       double density, rigid::JointSpec joint) {
+int AddArticulatedBody(World& world, const std::string& name, std::vector<rigid::Geometry> geometries, double density,
+                       rigid::JointSpec joint) {
   // Mass properties as for a free body placed at G = identity; its frame is the link frame.
   rigid::RigidBody body = rigid::MakeFreeBody(name, std::move(geometries), density, rigid::Pose{});
   const rigid::Vector3 center_in_g = body.pose.position;

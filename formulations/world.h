@@ -14,11 +14,11 @@
 namespace contactlab {
 
 struct World {
-  double time = 0.0;                                      // [s]
-  mpm::Vector3 gravity = mpm::Vector3(0.0, 0.0, -9.81);   // [m/s²]
-  double grid_spacing = 0.0;                              // h [m]
+  double time = 0.0;                                     // [s]
+  mpm::Vector3 gravity = mpm::Vector3(0.0, 0.0, -9.81);  // [m/s²]
+  double grid_spacing = 0.0;                             // h [m]
   mpm::Particles particles;
-  std::vector<mpm::Material> materials;                   // indexed by particle material id
+  std::vector<mpm::Material> materials;  // indexed by particle material id
   // Every rigid body contact code sees, articulated links included (motion kArticulated,
   // mirrored from `multibody` by SyncArticulatedBodies).
   std::vector<rigid::RigidBody> bodies;
@@ -29,8 +29,8 @@ struct World {
 // in a frame G of the link; mass, centre of mass and inertia come from `density` [kg/m³],
 // the link frame is placed at the centre of mass (axes of G), and joint.frame_on_child is
 // read in G and moved to the link frame. Returns the index in world.bodies.
-int AddArticulatedBody(World& world, const std::string& name, std::vector<rigid::Geometry> geometries,
-                       double density, rigid::JointSpec joint);
+int AddArticulatedBody(World& world, const std::string& name, std::vector<rigid::Geometry> geometries, double density,
+                       rigid::JointSpec joint);
 
 // Copies every link's pose and spatial velocity from world.multibody into its mirror body
 // (after multibody.UpdateKinematics()).

@@ -25,14 +25,11 @@ struct QuadraticStencil {
   double Weight(int a, int b, int c) const { return weight[0][a] * weight[1][b] * weight[2][c]; }
   // ∇w_ip with respect to the particle position [1/m] (product rule).
   Vector3 WeightGradient(int a, int b, int c) const {
-    return Vector3(gradient[0][a] * weight[1][b] * weight[2][c],
-                   weight[0][a] * gradient[1][b] * weight[2][c],
+    return Vector3(gradient[0][a] * weight[1][b] * weight[2][c], weight[0][a] * gradient[1][b] * weight[2][c],
                    weight[0][a] * weight[1][b] * gradient[2][c]);
   }
   // x_i − x_p for node i₀ + (a, b, c) [m].
-  Vector3 NodeOffset(int a, int b, int c, double spacing) const {
-    return base_offset + spacing * Vector3(a, b, c);
-  }
+  Vector3 NodeOffset(int a, int b, int c, double spacing) const { return base_offset + spacing * Vector3(a, b, c); }
 };
 
 inline QuadraticStencil ComputeQuadraticStencil(const Vector3& position, double spacing) {
@@ -56,6 +53,8 @@ inline QuadraticStencil ComputeQuadraticStencil(const Vector3& position, double 
 
 // D_p = Σ_i w_ip (x_i − x_p)(x_i − x_p)ᵀ = h²/4 · I for quadratic B-splines, so the APIC
 // and MLS transfers use D_p⁻¹ = 4/h².
-inline double ApicInverseInertiaScale(double spacing) { return 4.0 / (spacing * spacing); }
+inline double ApicInverseInertiaScale(double spacing) {
+  return 4.0 / (spacing * spacing);
+}
 
 }  // namespace contactlab::mpm

@@ -11,14 +11,13 @@ double Material::DilatationalWaveSpeed() const {
   return std::sqrt((lame.first_lame_parameter + 2.0 * lame.shear_modulus) / density);
 }
 
-Material MakeMaterial(std::string name, ConstitutiveModelKind model, double density,
-                      double youngs_modulus, double poisson_ratio, double yield_stress) {
+Material MakeMaterial(std::string name, ConstitutiveModelKind model, double density, double youngs_modulus,
+                      double poisson_ratio, double yield_stress) {
   if (!(density > 0.0) || !std::isfinite(density)) {
     throw std::invalid_argument("material '" + name + "': density must be positive and finite");
   }
   if (!(yield_stress >= 0.0) || !std::isfinite(yield_stress)) {
-    throw std::invalid_argument("material '" + name +
-                                "': yield stress must be non-negative and finite");
+    throw std::invalid_argument("material '" + name + "': yield stress must be non-negative and finite");
   }
   Material material;
   material.model = model;

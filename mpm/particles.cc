@@ -13,7 +13,8 @@ void Particles::Reserve(std::size_t count) {
   // std::bad_alloc or the kernel's out-of-memory killer.
   constexpr double kBytesPerParticle = 2 * sizeof(Vector3) + 4 * sizeof(Matrix3) + 2 * sizeof(double) + sizeof(int);
   const double needed = kBytesPerParticle * static_cast<double>(count);
-  const double available = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  const double available =
+      static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
   if (available > 0.0 && needed > available) {
     char message[160];
     std::snprintf(message, sizeof(message),
@@ -64,8 +65,7 @@ Vector3 AngularMomentum(const Particles& particles, double grid_spacing) {
   for (std::size_t p = 0; p < particles.size(); ++p) {
     const Matrix3& c = particles.affine_velocity[p];
     const Vector3 affine_spin(c(2, 1) - c(1, 2), c(0, 2) - c(2, 0), c(1, 0) - c(0, 1));
-    total += particles.mass[p] *
-             (particles.position[p].cross(particles.velocity[p]) + inertia_scale * affine_spin);
+    total += particles.mass[p] * (particles.position[p].cross(particles.velocity[p]) + inertia_scale * affine_spin);
   }
   return total;
 }

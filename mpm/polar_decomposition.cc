@@ -7,8 +7,7 @@ namespace contactlab::mpm {
 SignedSvd ComputeSignedSvd(const Matrix3& matrix) {
   // Unsigned SVD F = U diag(σ) Vᵀ: σ₁ ≥ σ₂ ≥ σ₃ ≥ 0, U and V orthogonal with det ±1.
   // A square matrix needs no QR preconditioning.
-  const Eigen::JacobiSVD<Matrix3, Eigen::NoQRPreconditioner> svd(
-      matrix, Eigen::ComputeFullU | Eigen::ComputeFullV);
+  const Eigen::JacobiSVD<Matrix3, Eigen::NoQRPreconditioner> svd(matrix, Eigen::ComputeFullU | Eigen::ComputeFullV);
   SignedSvd result{svd.matrixU(), svd.singularValues(), svd.matrixV()};
 
   // Sign fix of Irving et al. 2004: a reflection in U (or V) is moved into σ₃ by negating

@@ -55,8 +55,8 @@ std::vector<Vector3> SampleSolid(const std::function<double(const Vector3&)>& si
   return positions;
 }
 
-int AddSampledParticles(const std::vector<Vector3>& positions, const SamplingOptions& options,
-                        double density, const Vector3& velocity, int material, Particles& particles) {
+int AddSampledParticles(const std::vector<Vector3>& positions, const SamplingOptions& options, double density,
+                        const Vector3& velocity, int material, Particles& particles) {
   const int first = static_cast<int>(particles.size());
   const double spacing = ParticleSpacing(options);
   const double volume = spacing * spacing * spacing;

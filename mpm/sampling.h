@@ -11,10 +11,10 @@
 namespace contactlab::mpm {
 
 struct SamplingOptions {
-  double grid_spacing = 0.1;          // h [m]
-  double particles_per_cell = 8.0;    // particles per grid cell (n³ for n per axis); real values allowed [-]
-  double jitter = 0.0;                // random offset as a fraction of the lattice spacing, in [0, 0.5] [-]
-  std::uint64_t seed = 0;             // random seed for the jitter
+  double grid_spacing = 0.1;        // h [m]
+  double particles_per_cell = 8.0;  // particles per grid cell (n³ for n per axis); real values allowed [-]
+  double jitter = 0.0;              // random offset as a fraction of the lattice spacing, in [0, 0.5] [-]
+  std::uint64_t seed = 0;           // random seed for the jitter
 };
 
 // Lattice spacing h / ∛(particles per cell) [m].
@@ -32,7 +32,7 @@ std::vector<Vector3> SampleSolid(const std::function<double(const Vector3&)>& si
 
 // Appends particles at `positions` with volume s³ each, mass ρ s³, the given velocity and
 // material. Returns the index of the first new particle.
-int AddSampledParticles(const std::vector<Vector3>& positions, const SamplingOptions& options,
-                        double density, const Vector3& velocity, int material, Particles& particles);
+int AddSampledParticles(const std::vector<Vector3>& positions, const SamplingOptions& options, double density,
+                        const Vector3& velocity, int material, Particles& particles);
 
 }  // namespace contactlab::mpm

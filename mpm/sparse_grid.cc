@@ -42,8 +42,7 @@ NodeCoordinate SparseGrid::NodeCoordinateOf(int node_index) const {
          NodeCoordinate(local % kBlockWidth, (local / kBlockWidth) % kBlockWidth, local / (kBlockWidth * kBlockWidth));
 }
 
-void SparseGrid::StencilNodes(int particle_block, const NodeCoordinate& base_node,
-                              std::array<int, 27>& nodes) const {
+void SparseGrid::StencilNodes(int particle_block, const NodeCoordinate& base_node, std::array<int, 27>& nodes) const {
   // The stencil spans at most two blocks per axis, cached per particle block by Rebuild.
   const NodeCoordinate base_block = BlockOf(base_node);
   const std::array<int, 8>& neighbors = particle_block_neighbors_[particle_block];

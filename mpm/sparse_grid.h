@@ -41,9 +41,9 @@ class SparseGrid {
   void StencilNodes(int particle_block, const NodeCoordinate& base_node, std::array<int, 27>& nodes) const;
 
   // Node fields, indexed by node; sized num_nodes() and zeroed by Rebuild().
-  std::vector<double> mass;        // m_i [kg]
-  std::vector<Vector3> momentum;   // (m v)_i [kg m/s]
-  std::vector<Vector3> velocity;   // v_i [m/s]
+  std::vector<double> mass;       // m_i [kg]
+  std::vector<Vector3> momentum;  // (m v)_i [kg m/s]
+  std::vector<Vector3> velocity;  // v_i [m/s]
 
   // Particle blocks (blocks that contain at least one particle's base node).
   int num_particle_blocks() const { return static_cast<int>(particle_block_begin_.size()) - 1; }

@@ -7,8 +7,8 @@
 
 namespace contactlab::mpm {
 
-void ParticleToGrid(const Particles& particles, const std::vector<Material>& materials,
-                    double stress_dt, SparseGrid& grid) {
+void ParticleToGrid(const Particles& particles, const std::vector<Material>& materials, double stress_dt,
+                    SparseGrid& grid) {
   grid.Rebuild(particles.position);
   const double spacing = grid.spacing();
   const double inverse_inertia = ApicInverseInertiaScale(spacing);
@@ -24,10 +24,9 @@ void ParticleToGrid(const Particles& particles, const std::vector<Material>& mat
     if (stress_dt > 0.0) {
       const Material& material = materials[particles.material[p]];
       const Matrix3& elastic_deformation = particles.deformation_gradient[p];
-      const Matrix3 stress = material.constitutive_model->FirstPiolaStress(
-          elastic_deformation, particles.reference_rotation[p]);
-      affine -= (stress_dt * inverse_inertia * particles.initial_volume[p]) * stress *
-                elastic_deformation.transpose();
+      const Matrix3 stress =
+          material.constitutive_model->FirstPiolaStress(elastic_deformation, particles.reference_rotation[p]);
+      affine -= (stress_dt * inverse_inertia * particles.initial_volume[p]) * stress * elastic_deformation.transpose();
     }
     const Vector3 particle_momentum = particle_mass * particles.velocity[p];
 
@@ -110,13 +109,11 @@ void UpdateConstitutiveState(const std::vector<Material>& materials, Particles& 
     Matrix3& elastic_deformation = particles.deformation_gradient[p];
     if (material.is_plastic()) {
       // Lagged von Mises projection (seed 000 Alg. 1) and F = F^E F^P kept consistent.
-      const VonMisesReturnResult result =
-          VonMisesReturnMap(elastic_deformation, particles.reference_rotation[p],
-                            material.yield_stress, material.lame.shear_modulus);
+      const VonMisesReturnResult result = VonMisesReturnMap(elastic_deformation, particles.reference_rotation[p],
+                                                            material.yield_stress, material.lame.shear_modulus);
       if (result.yielded) {
         particles.plastic_deformation_gradient[p] = result.elastic_deformation_gradient.inverse() *
-                                                    elastic_deformation *
-                                                    particles.plastic_deformation_gradient[p];
+                                                    elastic_deformation * particles.plastic_deformation_gradient[p];
         elastic_deformation = result.elastic_deformation_gradient;
       }
       particles.reference_rotation[p] = result.next_reference_rotation;

@@ -19,8 +19,8 @@ namespace contactlab::mpm {
 // (APIC momentum, spec-penalty-hybrid §1.3; the stress term is the MLS-MPM force impulse of
 // Hu et al. 2018, spec-penalty-hybrid §1.12, with D⁻¹ = 4/h²). stress_dt = 0 transfers
 // momentum only (implicit solvers add their own forces).
-void ParticleToGrid(const Particles& particles, const std::vector<Material>& materials,
-                    double stress_dt, SparseGrid& grid);
+void ParticleToGrid(const Particles& particles, const std::vector<Material>& materials, double stress_dt,
+                    SparseGrid& grid);
 
 // v_i = (m v)_i / m_i + Δt g on nodes with mass; zero elsewhere.
 void ComputeGridVelocity(const Vector3& gravity, double dt, SparseGrid& grid);

@@ -12,8 +12,7 @@ using Matrix6 = Eigen::Matrix<double, 6, 6>;
 
 Matrix3 Skew(const Vector3& vector) {
   Matrix3 skew;
-  skew << 0.0, -vector.z(), vector.y(), vector.z(), 0.0, -vector.x(), -vector.y(), vector.x(),
-      0.0;
+  skew << 0.0, -vector.z(), vector.y(), vector.z(), 0.0, -vector.x(), -vector.y(), vector.x(), 0.0;
   return skew;
 }
 
@@ -47,18 +46,22 @@ bool IsOneDof(JointType type) {
 
 const char* TypeName(JointType type) {
   switch (type) {
-    case JointType::kWeld: return "weld";
-    case JointType::kRevolute: return "revolute";
-    case JointType::kPrismatic: return "prismatic";
-    case JointType::kFree: return "free";
-    case JointType::kPrescribed: return "prescribed";
+    case JointType::kWeld:
+      return "weld";
+    case JointType::kRevolute:
+      return "revolute";
+    case JointType::kPrismatic:
+      return "prismatic";
+    case JointType::kFree:
+      return "free";
+    case JointType::kPrescribed:
+      return "prescribed";
   }
   return "unknown";
 }
 
 bool IsComplete(const TimeFunction& function, bool need_second_derivative) {
-  return function.value && function.derivative &&
-         (!need_second_derivative || function.second_derivative);
+  return function.value && function.derivative && (!need_second_derivative || function.second_derivative);
 }
 
 }  // namespace
@@ -66,13 +69,12 @@ bool IsComplete(const TimeFunction& function, bool need_second_derivative) {
 // ---- Time functions --------------------------------------------------------------------
 
 TimeFunction TimeFunction::Constant(double value) {
-  return TimeFunction{[value](double) { return value; }, [](double) { return 0.0; },
-                      [](double) { return 0.0; }};
+  return TimeFunction{[value](double) { return value; }, [](double) { return 0.0; }, [](double) { return 0.0; }};
 }
 
 TimeFunction TimeFunction::Linear(double start, double rate) {
-  return TimeFunction{[start, rate](double time_s) { return start + rate * time_s; },
-                      [rate](double) { return rate; }, [](double) { return 0.0; }};
+  return TimeFunction{[start, rate](double time_s) { return start + rate * time_s; }, [rate](double) { return rate; },
+                      [](double) { return 0.0; }};
 }
 
 // ---- Building the tree -----------------------------------------------------------------
@@ -85,11 +87,9 @@ bool MultibodyTree::LinkMoves(int parent, const JointSpec& joint) const {
 
 int MultibodyTree::AddLink(const std::string& name, double mass, const Matrix3& inertia_about_com,
                            const JointSpec& joint) {
-  const std::string where = "MultibodyTree::AddLink: link '" + name + "' (joint '" + joint.name +
-                            "', " + TypeName(joint.type) + "): ";
-  const auto fail = [&where](const std::string& what) {
-    throw std::invalid_argument(where + what);
-  };
+  const std::string where =
+      "MultibodyTree::AddLink: link '" + name + "' (joint '" + joint.name + "', " + TypeName(joint.type) + "): ";
+  const auto fail = [&where](const std::string& what) { throw std::invalid_argument(where + what); };
 
   // Topology: parents come first, free joints hang from the world.
   if (joint.parent < -1 || joint.parent >= num_links()) {
@@ -179,22 +179,54 @@ int MultibodyTree::AddLink(const std::string& name, double mass, const Matrix3& 
 
 // ---- Accessors -------------------------------------------------------------------------
 
-int MultibodyTree::num_links() const { return static_cast<int>(links_.size()); }
-int MultibodyTree::num_positions() const { return num_positions_; }
-int MultibodyTree::num_velocities() const { return num_velocities_; }
-int MultibodyTree::position_start(int link) const { return links_.at(link).position_start; }
-int MultibodyTree::velocity_start(int link) const { return links_.at(link).velocity_start; }
-const JointSpec& MultibodyTree::joint(int link) const { return links_.at(link).joint; }
-double MultibodyTree::link_mass(int link) const { return links_.at(link).mass; }
-const Matrix3& MultibodyTree::link_inertia(int link) const { return links_.at(link).inertia; }
-const std::string& MultibodyTree::link_name(int link) const { return links_.at(link).name; }
-VectorX& MultibodyTree::positions() { return positions_; }
-VectorX& MultibodyTree::velocities() { return velocities_; }
-const VectorX& MultibodyTree::positions() const { return positions_; }
-const VectorX& MultibodyTree::velocities() const { return velocities_; }
-double MultibodyTree::time() const { return time_; }
-void MultibodyTree::set_time(double time_s) { time_ = time_s; }
-const Pose& MultibodyTree::link_pose(int link) const { return links_.at(link).pose; }
+int MultibodyTree::num_links() const {
+  return static_cast<int>(links_.size());
+}
+int MultibodyTree::num_positions() const {
+  return num_positions_;
+}
+int MultibodyTree::num_velocities() const {
+  return num_velocities_;
+}
+int MultibodyTree::position_start(int link) const {
+  return links_.at(link).position_start;
+}
+int MultibodyTree::velocity_start(int link) const {
+  return links_.at(link).velocity_start;
+}
+const JointSpec& MultibodyTree::joint(int link) const {
+  return links_.at(link).joint;
+}
+double MultibodyTree::link_mass(int link) const {
+  return links_.at(link).mass;
+}
+const Matrix3& MultibodyTree::link_inertia(int link) const {
+  return links_.at(link).inertia;
+}
+const std::string& MultibodyTree::link_name(int link) const {
+  return links_.at(link).name;
+}
+VectorX& MultibodyTree::positions() {
+  return positions_;
+}
+VectorX& MultibodyTree::velocities() {
+  return velocities_;
+}
+const VectorX& MultibodyTree::positions() const {
+  return positions_;
+}
+const VectorX& MultibodyTree::velocities() const {
+  return velocities_;
+}
+double MultibodyTree::time() const {
+  return time_;
+}
+void MultibodyTree::set_time(double time_s) {
+  time_ = time_s;
+}
+const Pose& MultibodyTree::link_pose(int link) const {
+  return links_.at(link).pose;
+}
 
 SpatialVector MultibodyTree::link_spatial_velocity(int link) const {
   const Link& body = links_.at(link);
@@ -212,12 +244,10 @@ void MultibodyTree::SetFreeJointState(int link, const Pose& pose, const Vector3&
                                 "' does not have a free joint");
   }
   // X_FM = X_WF⁻¹ · X_WC · X_CM, with F placed in the world by frame_on_parent.
-  const Pose joint_transform =
-      body.joint.frame_on_parent.Inverse() * pose * body.joint.frame_on_child;
+  const Pose joint_transform = body.joint.frame_on_parent.Inverse() * pose * body.joint.frame_on_child;
   const Quaternion orientation = joint_transform.orientation.normalized();
   positions_.segment<3>(body.position_start) = joint_transform.position;
-  positions_.segment<4>(body.position_start + 3) << orientation.w(), orientation.x(),
-      orientation.y(), orientation.z();
+  positions_.segment<4>(body.position_start + 3) << orientation.w(), orientation.x(), orientation.y(), orientation.z();
   velocities_.segment<3>(body.velocity_start) = angular_velocity;
   velocities_.segment<3>(body.velocity_start + 3) = linear_velocity;
   UpdateKinematics();
@@ -291,8 +321,7 @@ void MultibodyTree::UpdateKinematics() {
     link.prescribed_rate = 0.0;
     link.prescribed_acceleration = 0.0;
     if (link.num_velocities > 0) {
-      link.velocity +=
-          link.motion_subspace * velocities_.segment(link.velocity_start, link.num_velocities);
+      link.velocity += link.motion_subspace * velocities_.segment(link.velocity_start, link.num_velocities);
     } else if (joint.type == JointType::kPrescribed) {
       link.prescribed_rate = joint.prescribed.derivative(time_);
       link.prescribed_acceleration = joint.prescribed.second_derivative(time_);
@@ -310,8 +339,8 @@ Matrix6 MultibodyTree::SpatialInertia(int index) const {
   const Matrix3 rotation = link.pose.rotation();
   const Matrix3 centre_skew = Skew(link.pose.position);
   Matrix6 inertia;
-  inertia.topLeftCorner<3, 3>() = rotation * link.inertia * rotation.transpose() +
-                                  link.mass * centre_skew * centre_skew.transpose();
+  inertia.topLeftCorner<3, 3>() =
+      rotation * link.inertia * rotation.transpose() + link.mass * centre_skew * centre_skew.transpose();
   inertia.topRightCorner<3, 3>() = link.mass * centre_skew;
   inertia.bottomLeftCorner<3, 3>() = link.mass * centre_skew.transpose();
   inertia.bottomRightCorner<3, 3>() = link.mass * Matrix3::Identity();
@@ -325,8 +354,7 @@ SpatialVector MultibodyTree::MotionSubspaceRate(int index, const VectorX& joint_
   const Link& link = links_[index];
   if (link.joint.type == JointType::kFree) {
     const Vector3 angular = joint_rate.head<3>();
-    const Vector3 centre_velocity = link.velocity.tail<3>() +
-                                    link.velocity.head<3>().cross(link.pose.position);
+    const Vector3 centre_velocity = link.velocity.tail<3>() + link.velocity.head<3>().cross(link.pose.position);
     SpatialVector result;
     result << Vector3::Zero(), centre_velocity.cross(angular);
     return result;
@@ -339,9 +367,8 @@ SpatialVector MultibodyTree::MotionSubspaceRate(int index, const VectorX& joint_
 // f_i = I_i a_i + V_i ×* I_i V_i. Backward: τ_i = S_iᵀ f_i, f_parent += f_i.
 VectorX MultibodyTree::NewtonEuler(const VectorX& acceleration, const Vector3& gravity) const {
   if (acceleration.size() != num_velocities_) {
-    throw std::invalid_argument("MultibodyTree: acceleration has size " +
-                                std::to_string(acceleration.size()) + ", expected " +
-                                std::to_string(num_velocities_));
+    throw std::invalid_argument("MultibodyTree: acceleration has size " + std::to_string(acceleration.size()) +
+                                ", expected " + std::to_string(num_velocities_));
   }
   std::vector<SpatialVector> link_acceleration(links_.size());
   std::vector<SpatialVector> link_force(links_.size());
@@ -350,20 +377,17 @@ VectorX MultibodyTree::NewtonEuler(const VectorX& acceleration, const Vector3& g
   for (int index = 0; index < num_links(); ++index) {
     const Link& link = links_[index];
     SpatialVector& spatial_acceleration = link_acceleration[index];
-    spatial_acceleration =
-        link.joint.parent >= 0 ? link_acceleration[link.joint.parent] : world_acceleration;
+    spatial_acceleration = link.joint.parent >= 0 ? link_acceleration[link.joint.parent] : world_acceleration;
     if (link.num_velocities > 0) {
       const VectorX joint_velocity = velocities_.segment(link.velocity_start, link.num_velocities);
-      spatial_acceleration +=
-          link.motion_subspace * acceleration.segment(link.velocity_start, link.num_velocities) +
-          MotionSubspaceRate(index, joint_velocity);
+      spatial_acceleration += link.motion_subspace * acceleration.segment(link.velocity_start, link.num_velocities) +
+                              MotionSubspaceRate(index, joint_velocity);
     } else if (link.joint.type == JointType::kPrescribed) {
       spatial_acceleration += link.motion_subspace.col(0) * link.prescribed_acceleration +
                               CrossMotion(link.velocity, link.prescribed_velocity);
     }
     const Matrix6 inertia = SpatialInertia(index);
-    link_force[index] =
-        inertia * spatial_acceleration + CrossForce(link.velocity, inertia * link.velocity);
+    link_force[index] = inertia * spatial_acceleration + CrossForce(link.velocity, inertia * link.velocity);
   }
   VectorX generalized_forces = VectorX::Zero(num_velocities_);
   for (int index = num_links() - 1; index >= 0; --index) {
@@ -390,19 +414,17 @@ MatrixX MultibodyTree::MassMatrix() const {
   for (int index = 0; index < num_links(); ++index) {
     const Link& link = links_[index];
     if (link.num_velocities == 0) continue;
-    const Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 6> force =
-        composite[index] * link.motion_subspace;
-    mass_matrix.block(link.velocity_start, link.velocity_start, link.num_velocities,
-                      link.num_velocities) = link.motion_subspace.transpose() * force;
-    for (int ancestor = link.joint.parent; ancestor >= 0;
-         ancestor = links_[ancestor].joint.parent) {
+    const Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 6> force = composite[index] * link.motion_subspace;
+    mass_matrix.block(link.velocity_start, link.velocity_start, link.num_velocities, link.num_velocities) =
+        link.motion_subspace.transpose() * force;
+    for (int ancestor = link.joint.parent; ancestor >= 0; ancestor = links_[ancestor].joint.parent) {
       const Link& other = links_[ancestor];
       if (other.num_velocities == 0) continue;
       const MatrixX coupling = other.motion_subspace.transpose() * force;
-      mass_matrix.block(other.velocity_start, link.velocity_start, other.num_velocities,
-                        link.num_velocities) = coupling;
-      mass_matrix.block(link.velocity_start, other.velocity_start, link.num_velocities,
-                        other.num_velocities) = coupling.transpose();
+      mass_matrix.block(other.velocity_start, link.velocity_start, other.num_velocities, link.num_velocities) =
+          coupling;
+      mass_matrix.block(link.velocity_start, other.velocity_start, link.num_velocities, other.num_velocities) =
+          coupling.transpose();
     }
   }
   return mass_matrix;
@@ -417,8 +439,7 @@ VectorX MultibodyTree::InverseDynamics(const VectorX& acceleration, const Vector
 }
 
 // M v̇ = τ − C, solved with the LDLᵀ factorization of the SPD mass matrix.
-VectorX MultibodyTree::ForwardDynamics(const VectorX& generalized_forces,
-                                       const Vector3& gravity) const {
+VectorX MultibodyTree::ForwardDynamics(const VectorX& generalized_forces, const Vector3& gravity) const {
   if (generalized_forces.size() != num_velocities_) {
     throw std::invalid_argument("MultibodyTree::ForwardDynamics: forces have size " +
                                 std::to_string(generalized_forces.size()) + ", expected " +
@@ -435,8 +456,8 @@ double MultibodyTree::KineticEnergy() const {
     const SpatialVector velocity = link_spatial_velocity(index);
     const Vector3 angular = velocity.head<3>();
     const Vector3 angular_in_link = link.pose.orientation.conjugate() * angular;
-    energy += 0.5 * (angular_in_link.dot(link.inertia * angular_in_link) +
-                     link.mass * velocity.tail<3>().squaredNorm());
+    energy +=
+        0.5 * (angular_in_link.dot(link.inertia * angular_in_link) + link.mass * velocity.tail<3>().squaredNorm());
   }
   return energy;
 }
@@ -465,8 +486,7 @@ SpatialJacobian MultibodyTree::LinkJacobian(int link) const {
     if (body.num_velocities == 0) continue;
     auto columns = jacobian.middleCols(body.velocity_start, body.num_velocities);
     columns.topRows<3>() = body.motion_subspace.topRows<3>();
-    columns.bottomRows<3>() =
-        body.motion_subspace.bottomRows<3>() - centre_skew * body.motion_subspace.topRows<3>();
+    columns.bottomRows<3>() = body.motion_subspace.bottomRows<3>() - centre_skew * body.motion_subspace.topRows<3>();
   }
   return jacobian;
 }
@@ -480,8 +500,7 @@ Vector3 MultibodyTree::PointBiasVelocity(int link, const Vector3& world_point) c
   return velocity;
 }
 
-VectorX MultibodyTree::GeneralizedImpulse(int link, const Vector3& impulse,
-                                          const Vector3& world_point) const {
+VectorX MultibodyTree::GeneralizedImpulse(int link, const Vector3& impulse, const Vector3& world_point) const {
   return PointJacobian(link, world_point).transpose() * impulse;
 }
 
@@ -517,9 +536,8 @@ void MultibodyTree::AssembleStepSystem(double dt, const Vector3& gravity, Matrix
     const double position = positions_[link.position_start];
     const double velocity = velocities_[row];
     matrix(row, row) += dt * pd.damping + dt * dt * pd.stiffness;
-    right_hand_side[row] +=
-        dt * (pd.stiffness * (pd.target.value(next_time) - position - dt * velocity) +
-              pd.damping * (pd.target.derivative(next_time) - velocity));
+    right_hand_side[row] += dt * (pd.stiffness * (pd.target.value(next_time) - position - dt * velocity) +
+                                  pd.damping * (pd.target.derivative(next_time) - velocity));
   }
 }
 
@@ -536,9 +554,8 @@ MultibodyTree::LinearizedStep MultibodyTree::LinearizeStep(double dt, const Vect
 void MultibodyTree::Step(double dt, const Vector3& gravity, const VectorX& generalized_impulse) {
   if (!(dt > 0.0)) throw std::invalid_argument("MultibodyTree::Step: dt must be positive");
   if (generalized_impulse.size() != num_velocities_) {
-    throw std::invalid_argument("MultibodyTree::Step: impulse has size " +
-                                std::to_string(generalized_impulse.size()) + ", expected " +
-                                std::to_string(num_velocities_));
+    throw std::invalid_argument("MultibodyTree::Step: impulse has size " + std::to_string(generalized_impulse.size()) +
+                                ", expected " + std::to_string(num_velocities_));
   }
   UpdateKinematics();
   const double next_time = time_ + dt;
@@ -564,12 +581,9 @@ void MultibodyTree::Step(double dt, const Vector3& gravity, const VectorX& gener
       const Quaternion orientation(q[3], q[4], q[5], q[6]);
       const Vector3 angular_in_joint = world_to_joint * angular;
       const Quaternion rate =
-          Quaternion(0.0, angular_in_joint.x(), angular_in_joint.y(), angular_in_joint.z()) *
-          orientation;
-      Eigen::Vector4d updated(orientation.w() + 0.5 * dt * rate.w(),
-                              orientation.x() + 0.5 * dt * rate.x(),
-                              orientation.y() + 0.5 * dt * rate.y(),
-                              orientation.z() + 0.5 * dt * rate.z());
+          Quaternion(0.0, angular_in_joint.x(), angular_in_joint.y(), angular_in_joint.z()) * orientation;
+      Eigen::Vector4d updated(orientation.w() + 0.5 * dt * rate.w(), orientation.x() + 0.5 * dt * rate.x(),
+                              orientation.y() + 0.5 * dt * rate.y(), orientation.z() + 0.5 * dt * rate.z());
       q.tail<4>() = updated.normalized();
     }
   }

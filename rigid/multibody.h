@@ -29,7 +29,7 @@ namespace contactlab::rigid {
 
 using VectorX = Eigen::VectorXd;
 using MatrixX = Eigen::MatrixXd;
-using SpatialVector = Eigen::Matrix<double, 6, 1>;              // [angular; linear]
+using SpatialVector = Eigen::Matrix<double, 6, 1>;  // [angular; linear]
 using SpatialJacobian = Eigen::Matrix<double, 6, Eigen::Dynamic>;
 using PointJacobianMatrix = Eigen::Matrix<double, 3, Eigen::Dynamic>;
 
@@ -37,8 +37,8 @@ enum class JointType { kWeld, kRevolute, kPrismatic, kFree, kPrescribed };
 
 // A function of time and its first two derivatives.
 struct TimeFunction {
-  std::function<double(double)> value;         // [m or rad]
-  std::function<double(double)> derivative;    // [m/s or rad/s]
+  std::function<double(double)> value;              // [m or rad]
+  std::function<double(double)> derivative;         // [m/s or rad/s]
   std::function<double(double)> second_derivative;  // [m/s² or rad/s²]
   static TimeFunction Constant(double value);
   // value(t) = start + rate·t.
@@ -60,16 +60,16 @@ struct PdTracking {
 struct JointSpec {
   std::string name;
   JointType type = JointType::kWeld;
-  int parent = -1;                  // parent link index, -1 for the world
-  Pose frame_on_parent;             // X_PF
-  Pose frame_on_child;              // X_CM
-  Vector3 axis = Vector3::UnitZ();  // unit axis in F (revolute, prismatic, prescribed)
+  int parent = -1;                                      // parent link index, -1 for the world
+  Pose frame_on_parent;                                 // X_PF
+  Pose frame_on_child;                                  // X_CM
+  Vector3 axis = Vector3::UnitZ();                      // unit axis in F (revolute, prismatic, prescribed)
   JointType prescribed_motion = JointType::kPrismatic;  // kPrescribed: kPrismatic or kRevolute
-  TimeFunction prescribed;          // kPrescribed: the coordinate as a function of time
-  double constant_effort = 0.0;     // 1-DoF joints: force [N] or torque [N m] along the axis
-  PdTracking pd;                    // 1-DoF joints
-  double initial_position = 0.0;    // 1-DoF joints [m or rad]
-  double initial_velocity = 0.0;    // 1-DoF joints [m/s or rad/s]
+  TimeFunction prescribed;                              // kPrescribed: the coordinate as a function of time
+  double constant_effort = 0.0;                         // 1-DoF joints: force [N] or torque [N m] along the axis
+  PdTracking pd;                                        // 1-DoF joints
+  double initial_position = 0.0;                        // 1-DoF joints [m or rad]
+  double initial_velocity = 0.0;                        // 1-DoF joints [m/s or rad/s]
 };
 
 class MultibodyTree {
@@ -84,8 +84,7 @@ class MultibodyTree {
   // effort or PD tracking (missing target, negative gains) on a joint that is not 1-DoF.
   // Free joints start at the identity (q = 0, unit quaternion), 1-DoF joints at their
   // initial position and velocity; kinematics are updated.
-  int AddLink(const std::string& name, double mass, const Matrix3& inertia_about_com,
-              const JointSpec& joint);
+  int AddLink(const std::string& name, double mass, const Matrix3& inertia_about_com, const JointSpec& joint);
 
   int num_links() const;
   int num_positions() const;
@@ -107,8 +106,7 @@ class MultibodyTree {
   void set_time(double time_s);
   // Sets a free joint's state from the link's pose X_WC (the link frame, origin at the centre
   // of mass) and velocity (ω_W, v_W of the link's centre of mass); updates kinematics.
-  void SetFreeJointState(int link, const Pose& pose, const Vector3& angular_velocity,
-                         const Vector3& linear_velocity);
+  void SetFreeJointState(int link, const Pose& pose, const Vector3& angular_velocity, const Vector3& linear_velocity);
 
   // Link poses and spatial velocities from the current q, v and time.
   void UpdateKinematics();
@@ -116,7 +114,7 @@ class MultibodyTree {
   SpatialVector link_spatial_velocity(int link) const;  // [ω_W; v_W of the centre of mass]
 
   // Dynamics at the current state (after UpdateKinematics).
-  MatrixX MassMatrix() const;                                 // CRBA, nv × nv
+  MatrixX MassMatrix() const;  // CRBA, nv × nv
   // C(q, v) v − τ_gravity, including the known motion of prescribed joints (RNEA, v̇ = 0).
   VectorX BiasForces(const Vector3& gravity) const;
   VectorX InverseDynamics(const VectorX& acceleration, const Vector3& gravity) const;
@@ -161,25 +159,24 @@ class MultibodyTree {
   // Spatial quantities in the cache are Plücker coordinates at the world origin, world axes.
   struct Link {
     std::string name;
-    double mass = 0.0;                         // [kg]
-    Matrix3 inertia = Matrix3::Zero();         // about the centre of mass, link frame [kg m²]
-    JointSpec joint;                           // axis normalized
+    double mass = 0.0;                  // [kg]
+    Matrix3 inertia = Matrix3::Zero();  // about the centre of mass, link frame [kg m²]
+    JointSpec joint;                    // axis normalized
     int position_start = -1;
     int velocity_start = -1;
     int num_positions = 0;
     int num_velocities = 0;
     // Kinematic cache.
-    Pose pose;                                 // X_WC
-    Pose joint_child_frame;                    // X_WM
+    Pose pose;                                                          // X_WC
+    Pose joint_child_frame;                                             // X_WM
     Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 6> motion_subspace;  // S, world origin
-    SpatialVector velocity = SpatialVector::Zero();             // [ω; v of the world origin]
-    SpatialVector prescribed_velocity = SpatialVector::Zero();  // S ṡ (prescribed joints)
-    double prescribed_rate = 0.0;              // ṡ [m/s or rad/s]
-    double prescribed_acceleration = 0.0;      // s̈ [m/s² or rad/s²]
+    SpatialVector velocity = SpatialVector::Zero();                     // [ω; v of the world origin]
+    SpatialVector prescribed_velocity = SpatialVector::Zero();          // S ṡ (prescribed joints)
+    double prescribed_rate = 0.0;                                       // ṡ [m/s or rad/s]
+    double prescribed_acceleration = 0.0;                               // s̈ [m/s² or rad/s²]
   };
   // A = M + dt D + dt² K and the right-hand side dt (τ − C) + PD terms of one step.
-  void AssembleStepSystem(double dt, const Vector3& gravity, MatrixX& matrix,
-                          VectorX& right_hand_side) const;
+  void AssembleStepSystem(double dt, const Vector3& gravity, MatrixX& matrix, VectorX& right_hand_side) const;
   // 6 × 6 spatial inertia of a link about the world origin, world axes.
   Eigen::Matrix<double, 6, 6> SpatialInertia(int link) const;
   // Time derivative of S times a joint rate: Ṡ ṡ for the link's joint.

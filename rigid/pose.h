@@ -11,9 +11,7 @@ struct Pose {
 
   Matrix3 rotation() const { return orientation.toRotationMatrix(); }
   // Maps a point given in B to A.
-  Vector3 TransformPoint(const Vector3& point_in_b) const {
-    return position + orientation * point_in_b;
-  }
+  Vector3 TransformPoint(const Vector3& point_in_b) const { return position + orientation * point_in_b; }
   // Maps a point given in A to B.
   Vector3 InverseTransformPoint(const Vector3& point_in_a) const {
     return orientation.conjugate() * (point_in_a - position);

@@ -23,12 +23,11 @@ Matrix3 ParallelAxisTerm(double mass, const Vector3& offset) {
 // axis k over a time s: the body rotates at the constant rate Π_k / I_k about e_k, so the
 // body-frame momentum rotates backwards, Π ← exp(−θ[e_k]×) Π, and the principal frame
 // forwards, Q ← Q exp(θ[e_k]×), with θ = s Π_k / I_k. World momentum Q Π is unchanged.
-void PrincipalAxisFlow(int axis, double duration, const Vector3& principal_moments,
-                       Vector3& body_momentum, Quaternion& principal_orientation) {
+void PrincipalAxisFlow(int axis, double duration, const Vector3& principal_moments, Vector3& body_momentum,
+                       Quaternion& principal_orientation) {
   const double angle = duration * body_momentum[axis] / principal_moments[axis];  // [rad]
   body_momentum = Eigen::AngleAxisd(-angle, Vector3::Unit(axis)) * body_momentum;
-  principal_orientation =
-      principal_orientation * Quaternion(Eigen::AngleAxisd(angle, Vector3::Unit(axis)));
+  principal_orientation = principal_orientation * Quaternion(Eigen::AngleAxisd(angle, Vector3::Unit(axis)));
 }
 
 }  // namespace
@@ -56,7 +55,9 @@ void RigidBody::ApplyImpulse(const Vector3& impulse, const Vector3& world_point)
   angular_velocity += WorldInverseInertia() * (world_point - pose.position).cross(impulse);
 }
 
-Vector3 RigidBody::LinearMomentum() const { return mass * linear_velocity; }
+Vector3 RigidBody::LinearMomentum() const {
+  return mass * linear_velocity;
+}
 
 Vector3 RigidBody::AngularMomentum() const {
   // Orbital part c × m v plus spin about the centre of mass I_world ω.
@@ -64,8 +65,7 @@ Vector3 RigidBody::AngularMomentum() const {
 }
 
 double RigidBody::KineticEnergy() const {
-  return 0.5 * mass * linear_velocity.squaredNorm() +
-         0.5 * angular_velocity.dot(WorldInertia() * angular_velocity);
+  return 0.5 * mass * linear_velocity.squaredNorm() + 0.5 * angular_velocity.dot(WorldInertia() * angular_velocity);
 }
 
 Pose RigidBody::GeometryPose(int geometry_index) const {
@@ -87,11 +87,9 @@ AlignedBox3 RigidBody::GeometryBounds(int geometry_index) const {
   return world_bounds;
 }
 
-RigidBody MakeFreeBody(std::string name, std::vector<Geometry> geometries, double density,
-                       const Pose& pose) {
+RigidBody MakeFreeBody(std::string name, std::vector<Geometry> geometries, double density, const Pose& pose) {
   if (!(density > 0.0) || !std::isfinite(density)) {
-    throw std::invalid_argument("MakeFreeBody(" + name +
-                                "): density must be positive and finite, got " +
+    throw std::invalid_argument("MakeFreeBody(" + name + "): density must be positive and finite, got " +
                                 std::to_string(density));
   }
   if (geometries.empty()) {
@@ -100,13 +98,12 @@ RigidBody MakeFreeBody(std::string name, std::vector<Geometry> geometries, doubl
 
   // Mass and centre of mass in the common frame; every shape's centroid is its frame origin.
   // Overlapping geometries are counted twice (their volumes simply add).
-  double total_volume = 0.0;                       // [m³]
+  double total_volume = 0.0;                         // [m³]
   Vector3 volume_weighted_centre = Vector3::Zero();  // [m⁴]
   for (std::size_t index = 0; index < geometries.size(); ++index) {
     const Geometry& geometry = geometries[index];
     if (!geometry.shape.IsBounded()) {
-      throw std::invalid_argument("MakeFreeBody(" + name + "): geometry " +
-                                  std::to_string(index) +
+      throw std::invalid_argument("MakeFreeBody(" + name + "): geometry " + std::to_string(index) +
                                   " is unbounded and cannot belong to a free body");
     }
     const double volume = geometry.shape.Volume();
@@ -148,8 +145,7 @@ RigidBody MakeStaticBody(std::string name, std::vector<Geometry> geometries, con
   return body;
 }
 
-RigidBody MakeKinematicBody(std::string name, std::vector<Geometry> geometries,
-                            KinematicTrajectory trajectory) {
+RigidBody MakeKinematicBody(std::string name, std::vector<Geometry> geometries, KinematicTrajectory trajectory) {
   if (!trajectory) {
     throw std::invalid_argument("MakeKinematicBody(" + name + "): trajectory is empty");
   }
@@ -176,11 +172,10 @@ void AdvanceFreeBody(RigidBody& body, const Vector3& gravity, double dt) {
   // rotation, so the principal frame's orientation in world is Q P.
   const Eigen::SelfAdjointEigenSolver<Matrix3> solver(body.inertia_in_body);
   if (solver.info() != Eigen::Success || !(solver.eigenvalues().minCoeff() > 0.0)) {
-    throw std::invalid_argument("AdvanceFreeBody(" + body.name +
-                                "): body inertia must be symmetric positive definite");
+    throw std::invalid_argument("AdvanceFreeBody(" + body.name + "): body inertia must be symmetric positive definite");
   }
   const Vector3 principal_moments = solver.eigenvalues();  // ascending [kg m²]
-  Matrix3 principal_axes = solver.eigenvectors();           // columns, in the body frame
+  Matrix3 principal_axes = solver.eigenvectors();          // columns, in the body frame
   if (principal_axes.determinant() < 0.0) principal_axes.col(2) *= -1.0;
   // Rotating a vector by a quaternion scales it by |q|²: keep every quaternion that converts
   // between frames unit to round-off, or the conversions below bias |L| by ≈ ε per step.
@@ -191,9 +186,8 @@ void AdvanceFreeBody(RigidBody& body, const Vector3& gravity, double dt) {
   // ω → Π → ω consistent: converting with I_body instead would rescale L every step by the
   // O(ε) mismatch between I_body and P Λ Pᵀ, a systematic drift of about ε per step.
   Quaternion principal_orientation = (body.pose.orientation * axes_rotation).normalized();
-  Vector3 body_momentum =
-      principal_moments.cwiseProduct(principal_orientation.conjugate() * body.angular_velocity) +
-      principal_orientation.conjugate() * (dt * body.applied_torque);  // [kg m²/s]
+  Vector3 body_momentum = principal_moments.cwiseProduct(principal_orientation.conjugate() * body.angular_velocity) +
+                          principal_orientation.conjugate() * (dt * body.applied_torque);  // [kg m²/s]
 
   // Symmetric splitting 1(dt/2) 2(dt/2) 3(dt) 2(dt/2) 1(dt/2) of Dullweber, Leimkuhler and
   // McLachlan (1997).
@@ -207,8 +201,7 @@ void AdvanceFreeBody(RigidBody& body, const Vector3& gravity, double dt) {
   // Back to the body frame; world angular velocity ω = Q_p diag(1/I) Π.
   principal_orientation.normalize();
   body.pose.orientation = (principal_orientation * axes_rotation.conjugate()).normalized();
-  body.angular_velocity =
-      principal_orientation * body_momentum.cwiseQuotient(principal_moments);
+  body.angular_velocity = principal_orientation * body_momentum.cwiseQuotient(principal_moments);
 }
 
 void UpdateKinematicBody(RigidBody& body, double time_s) {

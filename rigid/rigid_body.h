@@ -40,17 +40,17 @@ using KinematicTrajectory = std::function<KinematicState(double time_s)>;
 struct RigidBody {
   std::string name;
   BodyMotion motion = BodyMotion::kStatic;
-  double mass = 0.0;                              // [kg]; meaningful for free bodies
-  Matrix3 inertia_in_body = Matrix3::Zero();      // about the centre of mass [kg m²]
-  Pose pose;                                      // body frame in world
-  Vector3 linear_velocity = Vector3::Zero();      // of the centre of mass, world [m/s]
-  Vector3 angular_velocity = Vector3::Zero();     // world [rad/s]
-  Vector3 applied_force = Vector3::Zero();        // constant external force, world [N]
-  Vector3 applied_torque = Vector3::Zero();       // constant external torque, world [N m]
+  double mass = 0.0;                           // [kg]; meaningful for free bodies
+  Matrix3 inertia_in_body = Matrix3::Zero();   // about the centre of mass [kg m²]
+  Pose pose;                                   // body frame in world
+  Vector3 linear_velocity = Vector3::Zero();   // of the centre of mass, world [m/s]
+  Vector3 angular_velocity = Vector3::Zero();  // world [rad/s]
+  Vector3 applied_force = Vector3::Zero();     // constant external force, world [N]
+  Vector3 applied_torque = Vector3::Zero();    // constant external torque, world [N m]
   std::vector<Geometry> geometries;
-  KinematicTrajectory trajectory;                 // kinematic bodies only
-  int velocity_offset = -1;                       // first generalized velocity, -1 if none
-  int tree_link = -1;                             // articulated bodies: link in the MultibodyTree
+  KinematicTrajectory trajectory;  // kinematic bodies only
+  int velocity_offset = -1;        // first generalized velocity, -1 if none
+  int tree_link = -1;              // articulated bodies: link in the MultibodyTree
 
   bool is_free() const { return motion == BodyMotion::kFree; }
   // Free and articulated bodies respond to contact; static and kinematic ones do not.
@@ -63,9 +63,9 @@ struct RigidBody {
   // Static and kinematic bodies are unaffected; articulated ones take impulses through
   // MultibodyTree::GeneralizedImpulse.
   void ApplyImpulse(const Vector3& impulse, const Vector3& world_point);
-  Vector3 LinearMomentum() const;                 // [kg m/s]
-  Vector3 AngularMomentum() const;                // about the world origin [kg m²/s]
-  double KineticEnergy() const;                   // [J]
+  Vector3 LinearMomentum() const;   // [kg m/s]
+  Vector3 AngularMomentum() const;  // about the world origin [kg m²/s]
+  double KineticEnergy() const;     // [J]
   // World-frame pose of one of the body's geometries.
   Pose GeometryPose(int geometry_index) const;
   // World bounding box of one geometry (infinite for unbounded shapes).
@@ -75,12 +75,9 @@ struct RigidBody {
 // Builds a free body from geometries given in a common frame placed at `pose`; mass,
 // centre of mass and inertia come from `density` [kg/m³]. The body frame is moved to the
 // centre of mass, with the geometry poses adjusted so that nothing moves in world.
-RigidBody MakeFreeBody(std::string name, std::vector<Geometry> geometries, double density,
-                       const Pose& pose);
-RigidBody MakeStaticBody(std::string name, std::vector<Geometry> geometries,
-                         const Pose& pose);
-RigidBody MakeKinematicBody(std::string name, std::vector<Geometry> geometries,
-                            KinematicTrajectory trajectory);
+RigidBody MakeFreeBody(std::string name, std::vector<Geometry> geometries, double density, const Pose& pose);
+RigidBody MakeStaticBody(std::string name, std::vector<Geometry> geometries, const Pose& pose);
+RigidBody MakeKinematicBody(std::string name, std::vector<Geometry> geometries, KinematicTrajectory trajectory);
 
 // Advances a free body by dt under gravity and its applied loads: linear velocity by
 // symplectic Euler, rotation by the splitting of Dullweber, Leimkuhler and McLachlan (1997)

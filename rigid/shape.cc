@@ -16,8 +16,8 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Rejects non-positive or non-finite dimensions of a bounded shape.
 void RequirePositive(double value, const char* what) {
   if (!(value > 0.0) || !std::isfinite(value)) {
-    throw std::invalid_argument(std::string("Shape: ") + what +
-                                " must be positive and finite, got " + std::to_string(value));
+    throw std::invalid_argument(std::string("Shape: ") + what + " must be positive and finite, got " +
+                                std::to_string(value));
   }
 }
 
@@ -28,7 +28,9 @@ int CellCount(double length, double spacing, int minimum) {
 }
 
 // +1 for non-negative values, -1 otherwise (a point on a symmetry plane picks the + side).
-double SignOf(double value) { return value >= 0.0 ? 1.0 : -1.0; }
+double SignOf(double value) {
+  return value >= 0.0 ? 1.0 : -1.0;
+}
 
 // Unit radial direction of a point around the z axis; +x on the axis itself.
 Vector3 RadialDirection(const Vector3& point) {
@@ -39,8 +41,7 @@ Vector3 RadialDirection(const Vector3& point) {
 
 // Samples on the six faces of a box: each face is cut into a regular grid of cells of side
 // about `spacing`, one sample at each cell centre carrying the cell's area.
-void SampleBoxSurface(const Vector3& half_extents, double spacing,
-                      std::vector<SurfaceSample>& samples) {
+void SampleBoxSurface(const Vector3& half_extents, double spacing, std::vector<SurfaceSample>& samples) {
   for (int normal_axis = 0; normal_axis < 3; ++normal_axis) {
     const int first_axis = (normal_axis + 1) % 3;
     const int second_axis = (normal_axis + 2) % 3;
@@ -57,8 +58,7 @@ void SampleBoxSurface(const Vector3& half_extents, double spacing,
           SurfaceSample sample;
           sample.position[normal_axis] = side * half_extents[normal_axis];
           sample.position[first_axis] = -half_extents[first_axis] + (i + 0.5) * first_cell_size;
-          sample.position[second_axis] =
-              -half_extents[second_axis] + (j + 0.5) * second_cell_size;
+          sample.position[second_axis] = -half_extents[second_axis] + (j + 0.5) * second_cell_size;
           sample.outward_normal = side * Vector3::Unit(normal_axis);
           sample.area = cell_area;
           samples.push_back(sample);
@@ -75,13 +75,12 @@ void SampleSphereSurface(double radius, double spacing, std::vector<SurfaceSampl
   const double surface_area = 4.0 * kPi * radius * radius;  // [m²]
   const int count = std::max(1, static_cast<int>(std::round(surface_area / (spacing * spacing))));
   const double golden_angle = kPi * (3.0 - std::sqrt(5.0));  // [rad]
-  const double area_per_sample = surface_area / count;        // [m²]
+  const double area_per_sample = surface_area / count;       // [m²]
   for (int i = 0; i < count; ++i) {
     const double height = 1.0 - (2.0 * i + 1.0) / count;  // z of the unit direction
     const double ring_radius = std::sqrt(std::max(0.0, 1.0 - height * height));
     const double azimuth = golden_angle * i;
-    const Vector3 direction(ring_radius * std::cos(azimuth), ring_radius * std::sin(azimuth),
-                            height);
+    const Vector3 direction(ring_radius * std::cos(azimuth), ring_radius * std::sin(azimuth), height);
     samples.push_back(SurfaceSample{radius * direction, direction, area_per_sample});
   }
 }
@@ -89,23 +88,21 @@ void SampleSphereSurface(double radius, double spacing, std::vector<SurfaceSampl
 // Samples on a capped cylinder: the side on a regular (angle, z) grid, each cap on a polar
 // grid of rings of width about `spacing`, each ring cut into sectors of arc about `spacing`
 // at its mid radius. Samples sit at the cell centres (mid angle, mid radius / mid height).
-void SampleCylinderSurface(double radius, double half_height, double spacing,
-                           std::vector<SurfaceSample>& samples) {
+void SampleCylinderSurface(double radius, double half_height, double spacing, std::vector<SurfaceSample>& samples) {
   // Side: angle × height grid.
   const double circumference = 2.0 * kPi * radius;  // [m]
   const double height = 2.0 * half_height;          // [m]
   const int angle_cells = CellCount(circumference, spacing, 3);
   const int height_cells = CellCount(height, spacing, 1);
-  const double angle_step = 2.0 * kPi / angle_cells;  // [rad]
-  const double height_step = height / height_cells;   // [m]
+  const double angle_step = 2.0 * kPi / angle_cells;                     // [rad]
+  const double height_step = height / height_cells;                      // [m]
   const double side_area = (circumference / angle_cells) * height_step;  // [m²]
   for (int i = 0; i < angle_cells; ++i) {
     const double angle = (i + 0.5) * angle_step;
     const Vector3 normal(std::cos(angle), std::sin(angle), 0.0);
     for (int j = 0; j < height_cells; ++j) {
       const double z = -half_height + (j + 0.5) * height_step;
-      samples.push_back(
-          SurfaceSample{Vector3(radius * normal.x(), radius * normal.y(), z), normal, side_area});
+      samples.push_back(SurfaceSample{Vector3(radius * normal.x(), radius * normal.y(), z), normal, side_area});
     }
   }
 
@@ -115,7 +112,7 @@ void SampleCylinderSurface(double radius, double half_height, double spacing,
   for (const double side : {1.0, -1.0}) {
     const Vector3 normal = side * Vector3::UnitZ();
     for (int ring = 0; ring < ring_count; ++ring) {
-      const double mid_radius = (ring + 0.5) * ring_width;                     // [m]
+      const double mid_radius = (ring + 0.5) * ring_width;                          // [m]
       const double ring_area = kPi * (2.0 * ring + 1.0) * ring_width * ring_width;  // [m²]
       const int sectors = CellCount(2.0 * kPi * mid_radius, spacing, 1);
       const double sector_area = ring_area / sectors;  // [m²]
@@ -123,10 +120,9 @@ void SampleCylinderSurface(double radius, double half_height, double spacing,
       const double sample_radius = (sectors == 1 && ring == 0) ? 0.0 : mid_radius;
       for (int sector = 0; sector < sectors; ++sector) {
         const double angle = (sector + 0.5) * 2.0 * kPi / sectors;
-        samples.push_back(SurfaceSample{Vector3(sample_radius * std::cos(angle),
-                                                sample_radius * std::sin(angle),
-                                                side * half_height),
-                                        normal, sector_area});
+        samples.push_back(
+            SurfaceSample{Vector3(sample_radius * std::cos(angle), sample_radius * std::sin(angle), side * half_height),
+                          normal, sector_area});
       }
     }
   }
@@ -269,8 +265,7 @@ Matrix3 Shape::SignedDistanceHessian(const Vector3& point) const {
       const Vector3 radial_direction = RadialDirection(point);
       // Derivative of the radial direction ρ̂ = (x, y, 0)/ρ: (I_xy − ρ̂ρ̂ᵀ)/ρ.
       const Matrix3 planar = Vector3(1.0, 1.0, 0.0).asDiagonal();
-      const Matrix3 radial_curvature =
-          (planar - radial_direction * radial_direction.transpose()) / radial_distance;
+      const Matrix3 radial_curvature = (planar - radial_direction * radial_direction.transpose()) / radial_distance;
       if (radial_excess > 0.0 || axial_excess > 0.0) {
         // Outside, φ = ‖(d_ρ⁺, d_z⁺)‖ and n = (d_ρ⁺ ρ̂ + d_z⁺ ẑ)/φ. Differentiating n gives
         // [d_ρ⁺ (I_xy − ρ̂ρ̂ᵀ)/ρ + [d_ρ > 0] ρ̂ρ̂ᵀ + [d_z > 0] ẑẑᵀ − n nᵀ] / φ, which is

@@ -33,10 +33,10 @@ BallMotion MeasureBall(const mpm::Particles& particles, double grid_spacing) {
     const Vector3 arm = particles.position[p] - motion.center;
     const Matrix3& c = particles.affine_velocity[p];
     const Vector3 affine_spin(c(2, 1) - c(1, 2), c(0, 2) - c(2, 0), c(1, 0) - c(0, 1));
-    angular_momentum += particles.mass[p] *
-                        (arm.cross(particles.velocity[p] - motion.velocity) + kernel_scale * affine_spin);
-    inertia += particles.mass[p] * ((arm.squaredNorm() + 2.0 * kernel_scale) * Matrix3::Identity() -
-                                    arm * arm.transpose());
+    angular_momentum +=
+        particles.mass[p] * (arm.cross(particles.velocity[p] - motion.velocity) + kernel_scale * affine_spin);
+    inertia +=
+        particles.mass[p] * ((arm.squaredNorm() + 2.0 * kernel_scale) * Matrix3::Identity() - arm * arm.transpose());
   }
   motion.angular_velocity = inertia.ldlt().solve(angular_momentum);
   return motion;
@@ -154,10 +154,10 @@ class BallOnSlope final : public Scenario {
                         error_samples_ > 0 ? max_velocity_error_ : std::numeric_limits<double>::quiet_NaN());
     recorder.SetSummary("regime", std::string(rolls ? "roll" : "slip"));
     recorder.SetSummary("final_spin_ratio", last_spin_ratio_);
-    recorder.SetSummary("expected_spin_ratio",
-                        rolls ? 1.0
-                              : 2.5 * friction_ * std::cos(slope_angle_) /
-                                    (std::sin(slope_angle_) - friction_ * std::cos(slope_angle_)));
+    recorder.SetSummary("expected_spin_ratio", rolls
+                                                   ? 1.0
+                                                   : 2.5 * friction_ * std::cos(slope_angle_) /
+                                                         (std::sin(slope_angle_) - friction_ * std::cos(slope_angle_)));
     recorder.SetSummary("max_normal_offset", max_normal_offset_);
     recorder.SetSummary("particles", std::int64_t{particle_count_});
     recorder.SetSummary("ball_mass", mass_);
@@ -172,7 +172,9 @@ class BallOnSlope final : public Scenario {
   int error_samples_ = 0;
 };
 
-std::unique_ptr<Scenario> MakeBallOnSlope() { return std::make_unique<BallOnSlope>(); }
+std::unique_ptr<Scenario> MakeBallOnSlope() {
+  return std::make_unique<BallOnSlope>();
+}
 
 }  // namespace
 
@@ -180,8 +182,7 @@ bool BallOnSlopeRolls(double friction_coefficient, double slope_angle_rad) {
   return friction_coefficient > 2.0 / 7.0 * std::tan(slope_angle_rad);
 }
 
-double BallOnSlopeDisplacement(double time_s, double friction_coefficient, double slope_angle_rad,
-                               double gravity) {
+double BallOnSlopeDisplacement(double time_s, double friction_coefficient, double slope_angle_rad, double gravity) {
   const double t2 = time_s * time_s;
   if (BallOnSlopeRolls(friction_coefficient, slope_angle_rad)) {
     return 5.0 / 14.0 * gravity * t2 * std::sin(slope_angle_rad);

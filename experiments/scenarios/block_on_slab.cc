@@ -47,8 +47,9 @@ class BlockOnSlab final : public Scenario {
     const BoxLattice probe = SampleBoxLattice(rigid::Pose{}, slab_size, grid_spacing_, particles_per_cell);
     const double s = probe.spacing.z();
     if (probe.positions.size() < 8 || thickness / s < 1.5) {
-      throw InputError("keys 'slab_width', 'slab_thickness', 'grid_spacing', 'particles_per_cell' give fewer than 2 "
-                       "particle layers along an axis of the slab");
+      throw InputError(
+          "keys 'slab_width', 'slab_thickness', 'grid_spacing', 'particles_per_cell' give fewer than 2 "
+          "particle layers along an axis of the slab");
     }
     rigid::Pose slab_pose;
     slab_pose.position = Vector3(0.0, 0.0, 0.5 * thickness - 0.5 * s);
@@ -117,7 +118,8 @@ class BlockOnSlab final : public Scenario {
     recorder.AppendSeries("slab_compression", t, {compression});
     recorder.AppendAnalytic("slab_compression", t, {analytic_compression_});
     recorder.AppendSeries("block_drift", t, {std::hypot(center.x(), center.y())});
-    const double tilt = std::acos(std::clamp((world.bodies[block_].pose.orientation * Vector3::UnitZ()).z(), -1.0, 1.0));
+    const double tilt =
+        std::acos(std::clamp((world.bodies[block_].pose.orientation * Vector3::UnitZ()).z(), -1.0, 1.0));
     recorder.AppendSeries("block_tilt", t, {tilt});
     max_tilt_ = std::isnan(tilt) ? tilt : std::max(max_tilt_, tilt);
     recorder.AppendSeries("contacts", t, {static_cast<double>(report.contacts)});
@@ -177,7 +179,9 @@ class BlockOnSlab final : public Scenario {
   double final_bottom_ = kNaN, final_drift_ = kNaN, max_tilt_ = 0.0;
 };
 
-std::unique_ptr<Scenario> MakeBlockOnSlab() { return std::make_unique<BlockOnSlab>(); }
+std::unique_ptr<Scenario> MakeBlockOnSlab() {
+  return std::make_unique<BlockOnSlab>();
+}
 
 }  // namespace
 

@@ -189,7 +189,9 @@ class CloseLiftShake final : public Scenario {
   Vector3 initial_pose_ = Vector3::Zero(), grasp_pose_ = Vector3::Zero();
 };
 
-std::unique_ptr<Scenario> MakeCloseLiftShake() { return std::make_unique<CloseLiftShake>(); }
+std::unique_ptr<Scenario> MakeCloseLiftShake() {
+  return std::make_unique<CloseLiftShake>();
+}
 
 }  // namespace
 

@@ -52,8 +52,7 @@ rigid::TimeFunction KeyframeTrajectory(std::vector<Keyframe> keys) {
     const double span = keys[k + 1].time - keys[k].time;
     const double change = keys[k + 1].value - keys[k].value;
     const Quintic shape = EvaluateQuintic((t - keys[k].time) / span);
-    return {keys[k].value + change * shape.value, change * shape.first / span,
-            change * shape.second / (span * span)};
+    return {keys[k].value + change * shape.value, change * shape.first / span, change * shape.second / (span * span)};
   };
   return rigid::TimeFunction{[=](double t) { return at(t).value; }, [=](double t) { return at(t).first; },
                              [=](double t) { return at(t).second; }};
@@ -93,11 +92,11 @@ PinTrajectory MakePinTrajectory(const ParameterSet& parameters) {
   const double lifted = -first_depth + parameters.GetDouble("lift_height");
 
   PinTrajectory trajectory;
-  trajectory.x = {{0.0, 0.0}, {t1, 0.0}, {t2, back}, {t3, back}, {t4, returned},
-                  {t5, returned}, {t6, forward}, {t7, final_x}};
+  trajectory.x = {{0.0, 0.0},     {t1, 0.0},      {t2, back},    {t3, back},
+                  {t4, returned}, {t5, returned}, {t6, forward}, {t7, final_x}};
   // The last pass sinks by extra_depth during its first deepen_time while already rolling.
-  trajectory.z = {{0.0, 0.0},    {t1, -first_depth},  {t2, -first_depth}, {t3, lifted},
-                  {t4, lifted},  {t5, -second_depth}, {t6, -second_depth}, {t6 + deepen_time, -last_depth},
+  trajectory.z = {{0.0, 0.0},       {t1, -first_depth},  {t2, -first_depth},  {t3, lifted},
+                  {t4, lifted},     {t5, -second_depth}, {t6, -second_depth}, {t6 + deepen_time, -last_depth},
                   {t7, -last_depth}};
   trajectory.yaw = {{0.0, 0.0}, {t3, 0.0}, {t4, yaw}, {t7, yaw}};
   trajectory.rolls = {{t1, t2}, {t5, t6}, {t6, t7}};
@@ -151,10 +150,9 @@ class DoughRolling final : public Scenario {
     // Dough: linear corotated with von Mises plasticity (seed 000 §VII-C). Sampled in the box
     // [0, L] × [0, W] × [0, H], which the lattice s(k + ½) fills with whole particles when
     // the sides are multiples of s, then centred over the origin, resting on the table.
-    world.materials.push_back(mpm::MakeMaterial("dough", mpm::ConstitutiveModelKind::kLinearCorotated, density,
-                                                parameters.GetDouble("youngs_modulus"),
-                                                parameters.GetDouble("poisson_ratio"),
-                                                parameters.GetDouble("yield_stress")));
+    world.materials.push_back(mpm::MakeMaterial(
+        "dough", mpm::ConstitutiveModelKind::kLinearCorotated, density, parameters.GetDouble("youngs_modulus"),
+        parameters.GetDouble("poisson_ratio"), parameters.GetDouble("yield_stress")));
     mpm::SamplingOptions sampling;
     sampling.grid_spacing = world.grid_spacing;
     sampling.particles_per_cell = parameters.GetDouble("particles_per_cell");
@@ -162,12 +160,14 @@ class DoughRolling final : public Scenario {
     sampling.seed = static_cast<std::uint64_t>(parameters.GetInt("sampling_seed"));
     const Vector3 size(length, width, thickness);
     const Vector3 half_size = 0.5 * size;
-    std::vector<Vector3> positions = mpm::SampleSolid(
-        [&](const Vector3& x) { return ((x - half_size).cwiseAbs() - half_size).maxCoeff(); },
-        Eigen::AlignedBox3d(Vector3::Zero(), size), sampling);
+    std::vector<Vector3> positions =
+        mpm::SampleSolid([&](const Vector3& x) { return ((x - half_size).cwiseAbs() - half_size).maxCoeff(); },
+                         Eigen::AlignedBox3d(Vector3::Zero(), size), sampling);
     if (positions.size() < 8) {
-      throw InputError("keys 'dough_length', 'dough_width', 'dough_thickness', 'grid_spacing', "
-                       "'particles_per_cell' give only " + std::to_string(positions.size()) + " particles");
+      throw InputError(
+          "keys 'dough_length', 'dough_width', 'dough_thickness', 'grid_spacing', "
+          "'particles_per_cell' give only " +
+          std::to_string(positions.size()) + " particles");
     }
     for (Vector3& x : positions) x -= Vector3(half_size.x(), half_size.y(), 0.0);
     mpm::AddSampledParticles(positions, sampling, density, Vector3::Zero(), 0, world.particles);
@@ -213,8 +213,8 @@ class DoughRolling final : public Scenario {
     const rigid::Pose cylinder_pose{rigid::Vector3::Zero(), z_to_y};
     pin_body_ = AddArticulatedBody(
         world, "pin",
-        {rigid::Geometry{rigid::Shape::Cylinder(pin_radius_, 0.5 * parameters.GetDouble("pin_length")),
-                         cylinder_pose, parameters.GetDouble("mu")}},
+        {rigid::Geometry{rigid::Shape::Cylinder(pin_radius_, 0.5 * parameters.GetDouble("pin_length")), cylinder_pose,
+                         parameters.GetDouble("mu")}},
         parameters.GetDouble("pin_density"), spin);
     pin_link_ = world.bodies[pin_body_].tree_link;
   }
@@ -316,7 +316,9 @@ class DoughRolling final : public Scenario {
   double final_top_ = kNaN, final_thickness_ = kNaN;
 };
 
-std::unique_ptr<Scenario> MakeDoughRolling() { return std::make_unique<DoughRolling>(); }
+std::unique_ptr<Scenario> MakeDoughRolling() {
+  return std::make_unique<DoughRolling>();
+}
 
 }  // namespace
 
@@ -341,8 +343,7 @@ ScenarioInfo DoughRollingInfo() {
           {"table_width", 0.8, "m", "Table size along y, beyond the dough and the pin's length.", Positive()},
           {"table_thickness", 0.05, "m", "Table thickness below its top face at z = 0.", Positive()},
           {"pin_radius", 0.035, "m", "Rolling-pin radius r (spec E3 reduced).", Positive()},
-          {"pin_length", 0.45, "m", "Rolling-pin length, longer than the dough is wide (spec E3 reduced).",
-           Positive()},
+          {"pin_length", 0.45, "m", "Rolling-pin length, longer than the dough is wide (spec E3 reduced).", Positive()},
           {"pin_density", 700.0, "kg/m^3", "Rolling-pin density, that of a hardwood (spec E3 reduced).", Positive()},
           {"initial_clearance", 0.005, "m", "Gap between the pin and the dough top at t = 0: no contact at the start.",
            NonNegative()},

@@ -70,8 +70,8 @@ class InclineBlock final : public Scenario {
       pose.position = (0.5 * size - 0.5 * probe.spacing.z()) * incline_.normal;
       const BoxLattice lattice = SampleBoxLattice(pose, Vector3::Constant(size), world.grid_spacing,
                                                   parameters.GetDouble("particles_per_cell"));
-      particles_ = AddParticles(lattice.positions, lattice.spacing.prod(), density, initial_velocity, 0,
-                                world.particles);
+      particles_ =
+          AddParticles(lattice.positions, lattice.spacing.prod(), density, initial_velocity, 0, world.particles);
       mass_ = mpm::TotalMass(world.particles);
     }
     grid_spacing_ = world.grid_spacing;
@@ -111,8 +111,7 @@ class InclineBlock final : public Scenario {
     const double speed = (velocity - velocity.dot(n) * n).norm();
     const double displacement = (center - initial_center_).dot(incline_.downslope);
     const double analytic_speed = InclineBlockSpeed(t, initial_speed_, friction_, slope_angle_, gravity_);
-    const double analytic_displacement =
-        InclineBlockDisplacement(t, initial_speed_, friction_, slope_angle_, gravity_);
+    const double analytic_displacement = InclineBlockDisplacement(t, initial_speed_, friction_, slope_angle_, gravity_);
     recorder.AppendSeries("com_speed", t, {speed});
     recorder.AppendAnalytic("com_speed", t, {analytic_speed});
     recorder.AppendSeries("com_displacement", t, {displacement});
@@ -138,8 +137,8 @@ class InclineBlock final : public Scenario {
     speeds_.push_back(speed);
     final_displacement_ = displacement;
     if (std::isfinite(forces.max_cone_margin)) {
-      max_cone_margin_ = std::isnan(max_cone_margin_) ? forces.max_cone_margin
-                                                      : std::max(max_cone_margin_, forces.max_cone_margin);
+      max_cone_margin_ =
+          std::isnan(max_cone_margin_) ? forces.max_cone_margin : std::max(max_cone_margin_, forces.max_cone_margin);
     }
     if (t >= settle_time_ - 1e-12) {
       max_relative_error_ = std::max(max_relative_error_, std::abs(speed - analytic_speed) / initial_speed_);
@@ -210,7 +209,9 @@ class InclineBlock final : public Scenario {
   int error_samples_ = 0;
 };
 
-std::unique_ptr<Scenario> MakeInclineBlock() { return std::make_unique<InclineBlock>(); }
+std::unique_ptr<Scenario> MakeInclineBlock() {
+  return std::make_unique<InclineBlock>();
+}
 
 }  // namespace
 
@@ -218,8 +219,8 @@ double InclineBlockAcceleration(double friction_coefficient, double slope_angle_
   return gravity * (std::sin(slope_angle_rad) - friction_coefficient * std::cos(slope_angle_rad));
 }
 
-std::optional<double> InclineBlockStopTime(double initial_speed, double friction_coefficient,
-                                           double slope_angle_rad, double gravity) {
+std::optional<double> InclineBlockStopTime(double initial_speed, double friction_coefficient, double slope_angle_rad,
+                                           double gravity) {
   const double a = InclineBlockAcceleration(friction_coefficient, slope_angle_rad, gravity);
   if (!(a < 0.0)) return std::nullopt;
   return initial_speed / -a;
@@ -234,7 +235,8 @@ double InclineBlockSpeed(double time_s, double initial_speed, double friction_co
 double InclineBlockDisplacement(double time_s, double initial_speed, double friction_coefficient,
                                 double slope_angle_rad, double gravity) {
   const double a = InclineBlockAcceleration(friction_coefficient, slope_angle_rad, gravity);
-  const std::optional<double> stop = InclineBlockStopTime(initial_speed, friction_coefficient, slope_angle_rad, gravity);
+  const std::optional<double> stop =
+      InclineBlockStopTime(initial_speed, friction_coefficient, slope_angle_rad, gravity);
   const double t = stop ? std::min(time_s, *stop) : time_s;
   return initial_speed * t + 0.5 * a * t * t;
 }
@@ -247,7 +249,8 @@ ScenarioInfo InclineBlockInfo() {
           {"slope_angle_deg", 6.0, "deg",
            "Incline angle theta; [P] gives none, 6 deg lies in the [5.71, 7.13) deg its results imply (spec 4.4, A14).",
            InHalfOpenRange(0.0, 80.0)},
-          {"mu", 0.1, "1", "Friction coefficient of the incline; [P] uses 0.1 (slides on) and 0.125 (stops) (spec 4.1).",
+          {"mu", 0.1, "1",
+           "Friction coefficient of the incline; [P] uses 0.1 (slides on) and 0.125 (stops) (spec 4.1).",
            NonNegative()},
           {"initial_speed", 0.1, "m/s", "Speed v0 imposed down the slope at t = 0 ([P] section 5, spec 4.1).",
            Positive()},

@@ -26,11 +26,11 @@ ScenarioInfo InclineBlockInfo();
 // a = g (sin θ − μ cos θ) [m/s²], the sliding acceleration along ŝ (negative: decelerating).
 double InclineBlockAcceleration(double friction_coefficient, double slope_angle_rad, double gravity);
 // The stop time t_s [s] when the block decelerates (μ > tan θ), else none.
-std::optional<double> InclineBlockStopTime(double initial_speed, double friction_coefficient,
-                                           double slope_angle_rad, double gravity);
+std::optional<double> InclineBlockStopTime(double initial_speed, double friction_coefficient, double slope_angle_rad,
+                                           double gravity);
 // Speed along ŝ [m/s]: v₀ + a t while sliding, 0 after t_s.
-double InclineBlockSpeed(double time_s, double initial_speed, double friction_coefficient,
-                         double slope_angle_rad, double gravity);
+double InclineBlockSpeed(double time_s, double initial_speed, double friction_coefficient, double slope_angle_rad,
+                         double gravity);
 // Displacement along ŝ [m]: v₀ t + ½ a t² while sliding, s_s after t_s.
 double InclineBlockDisplacement(double time_s, double initial_speed, double friction_coefficient,
                                 double slope_angle_rad, double gravity);

@@ -16,7 +16,9 @@ using mpm::Vector3;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kBlocks = 3;
 
-double Horizontal(const Vector3& x) { return std::hypot(x.x(), x.y()); }
+double Horizontal(const Vector3& x) {
+  return std::hypot(x.x(), x.y());
+}
 
 class Pyramid final : public Scenario {
  public:
@@ -38,7 +40,8 @@ class Pyramid final : public Scenario {
     // corners sit atan(a / (2 r_e)) from its own azimuth; the neighbours, 120° away, stay
     // clear while that half-angle is below 60°.
     if (edge_radius <= block_size / (2.0 * std::sqrt(3.0))) {
-      throw InputError("keys 'edge_radius' and 'block_size': the blocks overlap (need edge_radius > block_size / (2 sqrt 3))");
+      throw InputError(
+          "keys 'edge_radius' and 'block_size': the blocks overlap (need edge_radius > block_size / (2 sqrt 3))");
     }
     world.gravity = Vector3(0.0, 0.0, -gravity);
     world.grid_spacing = parameters.GetDouble("grid_spacing");
@@ -63,8 +66,10 @@ class Pyramid final : public Scenario {
       }
       pose.position = (edge_radius + 0.5 * block_size) * (pose.orientation * Vector3::UnitX()) +
                       Vector3(0.0, 0.0, 0.5 * block_size - 0.5 * probe.spacing.z());
-      const BoxLattice lattice = SampleBoxLattice(pose, Vector3::Constant(block_size), grid_spacing_, particles_per_cell);
-      blocks_[b] = AddParticles(lattice.positions, lattice.spacing.prod(), density, Vector3::Zero(), 0, world.particles);
+      const BoxLattice lattice =
+          SampleBoxLattice(pose, Vector3::Constant(block_size), grid_spacing_, particles_per_cell);
+      blocks_[b] =
+          AddParticles(lattice.positions, lattice.spacing.prod(), density, Vector3::Zero(), 0, world.particles);
     }
     block_mass_ = mpm::TotalMass(world.particles) / kBlocks;
 
@@ -79,9 +84,9 @@ class Pyramid final : public Scenario {
     }
     rigid::Pose ball_pose;
     ball_pose.position = Vector3(0.0, 0.0, center_height);
-    rigid::RigidBody ball = rigid::MakeFreeBody(
-        "ball", {rigid::Geometry{rigid::Shape::Sphere(ball_radius), rigid::Pose{}, friction}},
-        parameters.GetDouble("ball_density"), ball_pose);
+    rigid::RigidBody ball =
+        rigid::MakeFreeBody("ball", {rigid::Geometry{rigid::Shape::Sphere(ball_radius), rigid::Pose{}, friction}},
+                            parameters.GetDouble("ball_density"), ball_pose);
     ball_ = static_cast<int>(world.bodies.size());
     world.bodies.push_back(ball);
     ball_mass_ = ball.mass;
@@ -94,7 +99,8 @@ class Pyramid final : public Scenario {
     recorder.DeclareSeries("ball_height", "m", "height of the ball's centre above the ground");
     recorder.DeclareSeries("ball_drift", "m",
                            "horizontal distance of the ball's centre from its position at settle_time (NaN before)");
-    recorder.DeclareSeries("ball_lateral_offset", "m", "horizontal distance of the ball's centre from the pyramid axis");
+    recorder.DeclareSeries("ball_lateral_offset", "m",
+                           "horizontal distance of the ball's centre from the pyramid axis");
     recorder.DeclareSeries("block_spreading", "m", "mean outward displacement of the blocks' centres of mass");
     recorder.DeclareSeries("block_radial_offset", "m", "outward displacement of each block's centre of mass",
                            {"block0", "block1", "block2"});
@@ -123,9 +129,8 @@ class Pyramid final : public Scenario {
     recorder.AppendSeries("ball_lateral_offset", t, {Horizontal(ball)});
     recorder.AppendSeries("block_spreading", t, {spreading});
     recorder.AppendSeries("block_radial_offset", t, {radial[0], radial[1], radial[2]});
-    const Vector3 ball_force = ball_ < static_cast<int>(report.contact_wrench.size())
-                                   ? report.contact_wrench[ball_].force
-                                   : Vector3::Zero();
+    const Vector3 ball_force =
+        ball_ < static_cast<int>(report.contact_wrench.size()) ? report.contact_wrench[ball_].force : Vector3::Zero();
     recorder.AppendSeries("ball_contact_force", t, {ball_force.x(), ball_force.y(), ball_force.z()});
     recorder.AppendSeries("ground_normal_force", t, {SumContactForces(report, ground_, Vector3::UnitZ()).normal});
     recorder.AppendSeries("contacts", t, {static_cast<double>(report.contacts)});
@@ -167,7 +172,9 @@ class Pyramid final : public Scenario {
   double final_drift_ = kNaN, final_spreading_ = 0.0;
 };
 
-std::unique_ptr<Scenario> MakePyramid() { return std::make_unique<Pyramid>(); }
+std::unique_ptr<Scenario> MakePyramid() {
+  return std::make_unique<Pyramid>();
+}
 
 }  // namespace
 

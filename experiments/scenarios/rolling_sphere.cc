@@ -49,9 +49,9 @@ class RollingSphere final : public Scenario {
       sampling.jitter = parameters.GetDouble("sampling_jitter");
       sampling.seed = static_cast<std::uint64_t>(parameters.GetInt("sampling_seed"));
       const double r = radius_;
-      std::vector<Vector3> positions = mpm::SampleSolid(
-          [r](const Vector3& x) { return x.norm() - r; }, Eigen::AlignedBox3d(Vector3::Constant(-r), Vector3::Constant(r)),
-          sampling);
+      std::vector<Vector3> positions =
+          mpm::SampleSolid([r](const Vector3& x) { return x.norm() - r; },
+                           Eigen::AlignedBox3d(Vector3::Constant(-r), Vector3::Constant(r)), sampling);
       if (positions.size() < 8) {
         throw InputError("keys 'radius', 'grid_spacing', 'particles_per_cell' give only " +
                          std::to_string(positions.size()) + " particles in the ball");
@@ -68,7 +68,8 @@ class RollingSphere final : public Scenario {
 
   void DeclareObservables(RunRecorder& recorder) override {
     recorder.DeclareSeries("com_speed", "m/s", "centre-of-mass velocity along the slope (down is +)");
-    recorder.DeclareAnalytic("com_speed", "m/s", "a t: rolling 5/7 g sin(theta), slipping g (sin(theta) - mu cos(theta))");
+    recorder.DeclareAnalytic("com_speed", "m/s",
+                             "a t: rolling 5/7 g sin(theta), slipping g (sin(theta) - mu cos(theta))");
     recorder.DeclareSeries("com_displacement", "m", "centre-of-mass displacement along the slope (down is +)");
     recorder.DeclareAnalytic("com_displacement", "m", "a t^2 / 2");
     recorder.DeclareSeries("spin", "rad/s", "angular velocity about the rolling axis n x s");
@@ -106,15 +107,16 @@ class RollingSphere final : public Scenario {
     recorder.AppendSeries("normal_force", t, {forces.normal});
     recorder.AppendAnalytic("normal_force", t, {normal});
     recorder.AppendSeries("tangential_force", t, {forces.tangential});
-    recorder.AppendAnalytic("tangential_force", t,
-                            {RollingSphereRolls(friction_, slope_angle_) ? 2.0 / 7.0 * mass_ * gravity_ * std::sin(slope_angle_)
-                                                                         : friction_ * normal});
+    recorder.AppendAnalytic(
+        "tangential_force", t,
+        {RollingSphereRolls(friction_, slope_angle_) ? 2.0 / 7.0 * mass_ * gravity_ * std::sin(slope_angle_)
+                                                     : friction_ * normal});
     recorder.AppendSeries("cone_margin", t, {forces.max_cone_margin});
     recorder.AppendSeries("contacts", t, {static_cast<double>(report.contacts)});
 
     if (std::isfinite(forces.max_cone_margin)) {
-      max_cone_margin_ = std::isnan(max_cone_margin_) ? forces.max_cone_margin
-                                                      : std::max(max_cone_margin_, forces.max_cone_margin);
+      max_cone_margin_ =
+          std::isnan(max_cone_margin_) ? forces.max_cone_margin : std::max(max_cone_margin_, forces.max_cone_margin);
     }
     if (t >= settle_time_ - 1e-12) {
       fit_times_.push_back(t);
@@ -135,7 +137,8 @@ class RollingSphere final : public Scenario {
     recorder.SetSummary("acceleration", FitSlope(fit_times_, fit_speeds_));
     recorder.SetSummary("analytic_acceleration", a);
     recorder.SetSummary("spin_acceleration", FitSlope(fit_times_, fit_spins_));
-    recorder.SetSummary("analytic_spin_acceleration", RollingSphereSpin(1.0, friction_, slope_angle_, gravity_, radius_));
+    recorder.SetSummary("analytic_spin_acceleration",
+                        RollingSphereSpin(1.0, friction_, slope_angle_, gravity_, radius_));
     // Speed error over t ≥ settle_time, relative to the analytic speed at the end of the
     // run (early speeds are small, so a pointwise relative error would blow up there).
     const double final_speed = a * final_time_;
@@ -146,7 +149,8 @@ class RollingSphere final : public Scenario {
     recorder.SetSummary("max_rel_error", error);
     recorder.SetSummary("error_vs_analytic", error);
     recorder.SetSummary("final_slip_speed", final_slip_);
-    recorder.SetSummary("analytic_final_slip_speed", RollingSphereSlipSpeed(final_time_, friction_, slope_angle_, gravity_));
+    recorder.SetSummary("analytic_final_slip_speed",
+                        RollingSphereSlipSpeed(final_time_, friction_, slope_angle_, gravity_));
     recorder.SetSummary("final_spin_ratio", final_spin_ratio_);
     recorder.SetSummary("max_cone_margin", max_cone_margin_);
     recorder.SetSummary("rolling_threshold_mu", 2.0 / 7.0 * std::tan(slope_angle_));
@@ -176,7 +180,9 @@ class RollingSphere final : public Scenario {
   double final_time_ = 0.0, final_slip_ = 0.0, final_spin_ratio_ = kNaN, max_cone_margin_ = kNaN;
 };
 
-std::unique_ptr<Scenario> MakeRollingSphere() { return std::make_unique<RollingSphere>(); }
+std::unique_ptr<Scenario> MakeRollingSphere() {
+  return std::make_unique<RollingSphere>();
+}
 
 }  // namespace
 
@@ -213,8 +219,7 @@ ScenarioInfo RollingSphereInfo() {
            "Friction coefficient of the incline; [P] uses 0.3 (rolls) and 0.01 (slips), threshold 2/7 tan(theta).",
            NonNegative()},
           {"body", std::string("rigid"), "",
-           "Sphere model: rigid (plane_sph: rigid-rigid contact with the incline) or mpm.",
-           OneOf({"rigid", "mpm"})},
+           "Sphere model: rigid (plane_sph: rigid-rigid contact with the incline) or mpm.", OneOf({"rigid", "mpm"})},
           {"radius", 0.05, "m", "Sphere radius ([P] gives none; half the 0.1 m block of spec A14).", Positive()},
           GravitySpec(),
           GridSpacingSpec(0.01),

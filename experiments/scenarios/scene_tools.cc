@@ -51,9 +51,9 @@ BoxLattice SampleBoxLattice(const rigid::Pose& pose, const Vector3& size, double
   for (int i = 0; i < count[0]; ++i) {
     for (int j = 0; j < count[1]; ++j) {
       for (int k = 0; k < count[2]; ++k) {
-        const Vector3 local = Vector3((i + 0.5) * lattice.spacing.x(), (j + 0.5) * lattice.spacing.y(),
-                                      (k + 0.5) * lattice.spacing.z()) -
-                              0.5 * size;
+        const Vector3 local =
+            Vector3((i + 0.5) * lattice.spacing.x(), (j + 0.5) * lattice.spacing.y(), (k + 0.5) * lattice.spacing.z()) -
+            0.5 * size;
         lattice.positions.push_back(pose.TransformPoint(local));
       }
     }
@@ -97,8 +97,8 @@ ParticleMotion MeasureParticles(const mpm::Particles& particles, ParticleRange r
     const Vector3 affine_spin(c(2, 1) - c(1, 2), c(0, 2) - c(2, 0), c(1, 0) - c(0, 1));
     angular_momentum +=
         particles.mass[p] * (arm.cross(particles.velocity[p] - motion.velocity) + kernel_scale * affine_spin);
-    inertia += particles.mass[p] *
-               ((arm.squaredNorm() + 2.0 * kernel_scale) * Matrix3::Identity() - arm * arm.transpose());
+    inertia +=
+        particles.mass[p] * ((arm.squaredNorm() + 2.0 * kernel_scale) * Matrix3::Identity() - arm * arm.transpose());
   }
   motion.angular_velocity = inertia.ldlt().solve(angular_momentum);
   return motion;
@@ -132,8 +132,7 @@ double LowestAlong(const std::vector<Vector3>& positions, const Vector3& origin,
 }
 
 std::vector<ParameterSpec> ElasticMaterialSpecs(const std::string& prefix, double default_density,
-                                                double default_youngs_modulus,
-                                                const std::string& youngs_modulus_reason,
+                                                double default_youngs_modulus, const std::string& youngs_modulus_reason,
                                                 const std::string& default_model, const std::string& model_reason) {
   return {
       {prefix + "density", default_density, "kg/m^3",
@@ -149,8 +148,7 @@ std::vector<ParameterSpec> ElasticMaterialSpecs(const std::string& prefix, doubl
   };
 }
 
-mpm::Material MakeElasticMaterial(const ParameterSet& parameters, const std::string& prefix,
-                                  const std::string& name) {
+mpm::Material MakeElasticMaterial(const ParameterSet& parameters, const std::string& prefix, const std::string& name) {
   mpm::ConstitutiveModelKind model = mpm::ConstitutiveModelKind::kFixedCorotated;
   mpm::ParseConstitutiveModelKind(parameters.GetString(prefix + "constitutive_model"), &model);
   return mpm::MakeMaterial(name, model, parameters.GetDouble(prefix + "density"),

@@ -73,10 +73,10 @@ ParticleMotion MeasureParticles(const mpm::Particles& particles, ParticleRange r
 // from −contact_wrench[body].force, the opposite of what the body received, and the cone
 // margin is NaN.
 struct ContactForceTotals {
-  double normal = 0.0;       // F_n [N]
-  double tangential = 0.0;   // F_t [N]
-  double max_cone_margin;    // [N], NaN without per-contact records
-  int records = 0;           // per-contact records against the body
+  double normal = 0.0;      // F_n [N]
+  double tangential = 0.0;  // F_t [N]
+  double max_cone_margin;   // [N], NaN without per-contact records
+  int records = 0;          // per-contact records against the body
 };
 ContactForceTotals SumContactForces(const StepReport& report, int body, const mpm::Vector3& normal);
 
@@ -88,13 +88,11 @@ double LowestAlong(const std::vector<mpm::Vector3>& positions, const mpm::Vector
 // the given defaults and a one-sentence reason for the Young's modulus; a scene that needs
 // another constitutive model by default names it and says why in `model_reason`.
 std::vector<ParameterSpec> ElasticMaterialSpecs(const std::string& prefix, double default_density,
-                                                double default_youngs_modulus,
-                                                const std::string& youngs_modulus_reason,
+                                                double default_youngs_modulus, const std::string& youngs_modulus_reason,
                                                 const std::string& default_model = "fixed_corotated",
                                                 const std::string& model_reason = "");
 // The material those keys describe.
-mpm::Material MakeElasticMaterial(const ParameterSet& parameters, const std::string& prefix,
-                                  const std::string& name);
+mpm::Material MakeElasticMaterial(const ParameterSet& parameters, const std::string& prefix, const std::string& name);
 
 // Least-squares slope of y(t) [unit of y per s]; NaN with fewer than two distinct times.
 double FitSlope(const std::vector<double>& times, const std::vector<double>& values);

@@ -8,8 +8,7 @@ namespace contactlab::experiments {
 std::vector<ParameterSpec> PanelParameterSpecs(double default_thickness, double default_width) {
   return {
       {"panel_mass", 0.1, "kg", "Mass of each panel (the steady state does not depend on it).", Positive()},
-      {"panel_thickness", default_thickness, "m", "Panel size along the squeeze direction (spec E5/E6).",
-       Positive()},
+      {"panel_thickness", default_thickness, "m", "Panel size along the squeeze direction (spec E5/E6).", Positive()},
       {"panel_width", default_width, "m", "Panel size along y and z (spec E5/E6).", Positive()},
       AutoParameter("panel_damping", 0.0, "N s/m",
                     "Viscous damping c of each panel's drive, force -c v along its slider (the papers' panels are "
@@ -32,9 +31,8 @@ UsedParameter PanelDampingUsed(double damping) {
                        "critical damping 2 sqrt(k m), k = 2 E a of the squeezed cube, m = panel_mass"};
 }
 
-PanelPair AddSqueezePanels(World& world, const ParameterSet& parameters, int parent_link,
-                           double inner_face_offset, double squeeze_force, double friction_coefficient,
-                           double damping) {
+PanelPair AddSqueezePanels(World& world, const ParameterSet& parameters, int parent_link, double inner_face_offset,
+                           double squeeze_force, double friction_coefficient, double damping) {
   const double width = parameters.GetDouble("panel_width");
   const rigid::Vector3 half_extents = 0.5 * rigid::Vector3(parameters.GetDouble("panel_thickness"), width, width);
   const double density = parameters.GetDouble("panel_mass") / (8.0 * half_extents.prod());

@@ -25,8 +25,7 @@ UsedParameter PanelDampingUsed(double damping);
 // Adds both panels as articulated links of `parent_link` (−1: the world), with their inner
 // faces at x = ∓inner_face_offset of the parent frame, pushed inward by `squeeze_force` [N]
 // and damped by `damping` [N s/m] (implicit joint damping).
-PanelPair AddSqueezePanels(World& world, const ParameterSet& parameters, int parent_link,
-                           double inner_face_offset, double squeeze_force, double friction_coefficient,
-                           double damping);
+PanelPair AddSqueezePanels(World& world, const ParameterSet& parameters, int parent_link, double inner_face_offset,
+                           double squeeze_force, double friction_coefficient, double damping);
 
 }  // namespace contactlab::experiments

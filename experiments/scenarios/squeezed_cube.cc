@@ -50,9 +50,9 @@ class SqueezedCube final : public Scenario {
     sampling.grid_spacing = parameters.GetDouble("grid_spacing");
     sampling.particles_per_cell = parameters.GetDouble("particles_per_cell");
     const double half = 0.5 * side;
-    const auto positions = mpm::SampleSolid([](const Vector3&) { return -1.0; },
-                                            Eigen::AlignedBox3d(Vector3::Constant(-half), Vector3::Constant(half)),
-                                            sampling);
+    const auto positions =
+        mpm::SampleSolid([](const Vector3&) { return -1.0; },
+                         Eigen::AlignedBox3d(Vector3::Constant(-half), Vector3::Constant(half)), sampling);
     if (positions.size() < 8) {
       throw InputError("keys 'cube_side', 'grid_spacing', 'particles_per_cell' give only " +
                        std::to_string(positions.size()) + " particles");
@@ -95,8 +95,7 @@ class SqueezedCube final : public Scenario {
     const double half_weight = 0.5 * sampled_mass_ * gravity_;
     for (const int body : {left_panel_, right_panel_}) {
       const bool left = body == left_panel_;
-      const Vector3 world_force =
-          report.contact_wrench.empty() ? Vector3::Zero() : report.contact_wrench[body].force;
+      const Vector3 world_force = report.contact_wrench.empty() ? Vector3::Zero() : report.contact_wrench[body].force;
       // Load frame: x_s = outward (−x for the left panel), z_s = −z, y_s = z_s × x_s.
       const double sign = left ? -1.0 : 1.0;
       const Vector3 load(sign * world_force.x(), sign * world_force.y(), -world_force.z());
@@ -115,9 +114,7 @@ class SqueezedCube final : public Scenario {
     final_height_ = height;
   }
 
-  std::vector<UsedParameter> UsedParameters() const override {
-    return {PanelDampingUsed(panel_damping_)};
-  }
+  std::vector<UsedParameter> UsedParameters() const override { return {PanelDampingUsed(panel_damping_)}; }
 
   void Summarize(RunRecorder& recorder) override {
     const char* axes = "xyz";
@@ -149,7 +146,9 @@ class SqueezedCube final : public Scenario {
   std::vector<double> window_[2][3];
 };
 
-std::unique_ptr<Scenario> MakeSqueezedCube() { return std::make_unique<SqueezedCube>(); }
+std::unique_ptr<Scenario> MakeSqueezedCube() {
+  return std::make_unique<SqueezedCube>();
+}
 
 }  // namespace
 

@@ -15,7 +15,9 @@ using mpm::Vector3;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t kMaxBlocks = 10;
 
-double Horizontal(const Vector3& x) { return std::hypot(x.x(), x.y()); }
+double Horizontal(const Vector3& x) {
+  return std::hypot(x.x(), x.y());
+}
 
 std::string CheckLayers(const ParameterValue& value) {
   const std::string* text = std::get_if<std::string>(&value);
@@ -50,7 +52,8 @@ class Stack final : public Scenario {
     stand_fraction_ = parameters.GetDouble("stand_fraction");
     const double stagger = parameters.GetDouble("stagger");
     if (stagger >= 0.5 * block_size_) {
-      throw InputError("key 'stagger' must be below half of 'block_size' (each block must rest on most of the one below)");
+      throw InputError(
+          "key 'stagger' must be below half of 'block_size' (each block must rest on most of the one below)");
     }
     if (settle_time_ >= parameters.GetDouble("duration")) {
       throw InputError("key 'settle_time' must be shorter than 'duration'");
@@ -116,10 +119,11 @@ class Stack final : public Scenario {
     for (std::size_t i = 0; i < blocks_.size(); ++i) columns.push_back("block" + std::to_string(i));
     recorder.DeclareSeries("top_drift", "m", "horizontal distance of the top block's centre from its start");
     recorder.DeclareSeries("top_settling", "m", "vertical displacement of the top block's centre from its start");
-    recorder.DeclareSeries("block_height", "m", "height of each block's centre (rigid pose or particle mean), "
-                                                "bottom first", columns);
-    recorder.DeclareSeries("block_drift", "m", "horizontal distance of each block's centre from its start",
+    recorder.DeclareSeries("block_height", "m",
+                           "height of each block's centre (rigid pose or particle mean), "
+                           "bottom first",
                            columns);
+    recorder.DeclareSeries("block_drift", "m", "horizontal distance of each block's centre from its start", columns);
     recorder.DeclareSeries("ground_normal_force", "N", "total normal force of the ground on the stack");
     recorder.DeclareSeries("contacts", "1", "contact points reported by the formulation");
     recorder.DeclareSeries("max_penetration", "m", "deepest particle penetration into a rigid geometry");
@@ -206,7 +210,9 @@ class Stack final : public Scenario {
   double max_drift_ = 0.0, max_block_drift_ = 0.0;
 };
 
-std::unique_ptr<Scenario> MakeStack() { return std::make_unique<Stack>(); }
+std::unique_ptr<Scenario> MakeStack() {
+  return std::make_unique<Stack>();
+}
 
 }  // namespace
 

@@ -50,7 +50,8 @@ class Wedge final : public Scenario {
       const double sign = side == kLeft ? -1.0 : 1.0;
       const bool other_is_mpm = is_mpm[1 - side];
       if (is_mpm[side]) {
-        const BoxLattice probe = SampleBoxLattice(rigid::Pose{}, Vector3::Constant(size), grid_spacing_, particles_per_cell);
+        const BoxLattice probe =
+            SampleBoxLattice(rigid::Pose{}, Vector3::Constant(size), grid_spacing_, particles_per_cell);
         if (probe.positions.size() < 8) {
           throw InputError("keys 'block_size', 'grid_spacing', 'particles_per_cell' give only " +
                            std::to_string(probe.positions.size()) + " particles per block (at least 2 per axis)");
@@ -59,8 +60,8 @@ class Wedge final : public Scenario {
         rigid::Pose pose;
         pose.position = Vector3(sign * (0.5 * size - (other_is_mpm ? 0.0 : 0.5 * s)), 0.0, 0.0);
         const BoxLattice lattice = SampleBoxLattice(pose, Vector3::Constant(size), grid_spacing_, particles_per_cell);
-        particles_[side] = AddParticles(lattice.positions, lattice.spacing.prod(), density, Vector3::Zero(), 0,
-                                        world.particles);
+        particles_[side] =
+            AddParticles(lattice.positions, lattice.spacing.prod(), density, Vector3::Zero(), 0, world.particles);
         outer[side] = pose.position.x() + sign * (0.5 * size - 0.5 * s);
         mass_[side] = MeasureParticles(world.particles, particles_[side], grid_spacing_, false).mass;
       } else {
@@ -68,7 +69,8 @@ class Wedge final : public Scenario {
         pose.position = Vector3(sign * 0.5 * size, 0.0, 0.0);
         rigid::RigidBody block = rigid::MakeFreeBody(
             side == kLeft ? "left_block" : "right_block",
-            {rigid::Geometry{rigid::Shape::Box(Vector3::Constant(0.5 * size)), rigid::Pose{}, friction}}, density, pose);
+            {rigid::Geometry{rigid::Shape::Box(Vector3::Constant(0.5 * size)), rigid::Pose{}, friction}}, density,
+            pose);
         body_[side] = static_cast<int>(world.bodies.size());
         world.bodies.push_back(block);
         outer[side] = sign * size;
@@ -103,17 +105,16 @@ class Wedge final : public Scenario {
       pose.orientation = rigid::Quaternion(Eigen::AngleAxisd(-sign * std::numbers::pi / 2.0, Vector3::UnitY()));
       wall_normal_[side] = pose.orientation * Vector3::UnitZ();
       wall_[side] = static_cast<int>(world.bodies.size());
-      world.bodies.push_back(rigid::MakeStaticBody(
-          side == kLeft ? "left_wall" : "right_wall",
-          {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, friction}}, pose));
+      world.bodies.push_back(
+          rigid::MakeStaticBody(side == kLeft ? "left_wall" : "right_wall",
+                                {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, friction}}, pose));
     }
     for (const int side : {kLeft, kRight}) initial_height_[side] = Height(world, side);
   }
 
   void DeclareObservables(RunRecorder& recorder) override {
     recorder.DeclareSeries("block_height", "m", "height of each block's centre of mass", {"left", "right"});
-    recorder.DeclareSeries("wall_normal_force", "N", "compressive normal force each wall receives",
-                           {"left", "right"});
+    recorder.DeclareSeries("wall_normal_force", "N", "compressive normal force each wall receives", {"left", "right"});
     recorder.DeclareSeries("wall_friction_force", "N", "upward friction force each wall exerts on the blocks",
                            {"left", "right"});
     recorder.DeclareSeries("contacts", "1", "contact points reported by the formulation");
@@ -200,7 +201,9 @@ class Wedge final : public Scenario {
   int late_samples_ = 0;
 };
 
-std::unique_ptr<Scenario> MakeWedge() { return std::make_unique<Wedge>(); }
+std::unique_ptr<Scenario> MakeWedge() {
+  return std::make_unique<Wedge>();
+}
 
 }  // namespace
 

@@ -13,8 +13,8 @@ namespace {
 void RequireRange(const std::string& key, double value, bool strictly_positive) {
   const bool valid = std::isfinite(value) && (strictly_positive ? value > 0.0 : value >= 0.0);
   if (!valid) {
-    throw InputError("key '" + key + "' must be " + (strictly_positive ? "> 0" : ">= 0") +
-                     " (got " + ToString(value) + ")");
+    throw InputError("key '" + key + "' must be " + (strictly_positive ? "> 0" : ">= 0") + " (got " + ToString(value) +
+                     ")");
   }
 }
 
@@ -27,23 +27,18 @@ std::vector<ParameterSpec> ContactModelParameters::Specs() {
        "Per-contact convex model: sap_cone (SAP friction cone, §1.3.1) or lagged (Hunt-Crossley, §1.3.4).",
        OneOf({"sap_cone", "lagged"})},
       {"contact.stiffness", defaults.stiffness, "N/m",
-       "Point-contact stiffness k; large so that SAP's near-rigid cap decides the compliance (spec A1).",
-       Positive()},
+       "Point-contact stiffness k; large so that SAP's near-rigid cap decides the compliance (spec A1).", Positive()},
       {"contact.dissipation_time_scale", defaults.dissipation_time_scale, "s",
-       "SAP dissipation time scale tau_d (d = tau_d k); 0 removes the penetration in one step.",
-       NonNegative()},
+       "SAP dissipation time scale tau_d (d = tau_d k); 0 removes the penetration in one step.", NonNegative()},
       {"contact.hunt_crossley_dissipation", defaults.hunt_crossley_dissipation, "s/m",
-       "Hunt-Crossley dissipation d of the lagged model; 10 s/m as recommended in spec A1.",
-       NonNegative()},
+       "Hunt-Crossley dissipation d of the lagged model; 10 s/m as recommended in spec A1.", NonNegative()},
       {"contact.near_rigid_threshold", defaults.near_rigid_threshold, "1",
-       "SAP near-rigid constant beta: stiffest contact oscillates with period beta*dt (Drake uses 1).",
-       NonNegative()},
+       "SAP near-rigid constant beta: stiffest contact oscillates with period beta*dt (Drake uses 1).", NonNegative()},
       {"contact.friction_regularization", defaults.friction_regularization, "1",
        "SAP friction regularization sigma, R_t = sigma w; stiction slip is about sigma*dt*g (Drake uses 1e-3).",
        Positive()},
       {"contact.stiction_tolerance", defaults.stiction_tolerance, "m/s",
-       "Smallest soft-norm tolerance v_s of the lagged model's friction (Drake uses 1e-3 m/s).",
-       Positive()},
+       "Smallest soft-norm tolerance v_s of the lagged model's friction (Drake uses 1e-3 m/s).", Positive()},
   };
 }
 
@@ -82,8 +77,7 @@ ContactModelParameters ContactModelParameters::SapConeFromParameters(const Param
 
 std::unique_ptr<ContactModel> MakeContactModel(const ContactModelParameters& parameters) {
   if (parameters.model != "sap_cone" && parameters.model != "lagged") {
-    throw InputError("key 'contact.model' must be one of 'sap_cone' 'lagged' (got '" +
-                     parameters.model + "')");
+    throw InputError("key 'contact.model' must be one of 'sap_cone' 'lagged' (got '" + parameters.model + "')");
   }
   RequireRange("contact.stiffness", parameters.stiffness, true);
   RequireRange("contact.dissipation_time_scale", parameters.dissipation_time_scale, false);

@@ -73,20 +73,20 @@ struct ContactPointState {
 // A contact with every quantity its cost needs precomputed for one time step δt.
 // Fields a model does not use stay zero.
 struct PreparedContact {
-  double friction_coefficient = 0.0;      // μ [-]
+  double friction_coefficient = 0.0;  // μ [-]
   // sap_cone
   Vector3 regularization = Vector3::Zero();          // diag R = (R_t, R_t, R_n) [1/kg]
   Vector3 stabilization_velocity = Vector3::Zero();  // v̂ = (0, 0, x₀/(δt + τ_d)) [m/s]
-  double mu_tilde = 0.0;                  // μ √(R_t/R_n) [-]
-  double mu_hat = 0.0;                    // μ R_t/R_n [-]
+  double mu_tilde = 0.0;                             // μ √(R_t/R_n) [-]
+  double mu_hat = 0.0;                               // μ R_t/R_n [-]
   // lagged
-  double time_step = 0.0;                 // δt [s]
-  double stiffness = 0.0;                 // k [N/m]
-  double dissipation = 0.0;               // d [s/m]
-  double elastic_force = 0.0;             // f_e0 = k x₀ [N]
-  double max_normal_velocity = 0.0;       // v̂ = min(x₀/δt, 1/d) [m/s]
-  double lagged_normal_impulse = 0.0;     // n₀ = δt f_e0 (1 − d v_n0)₊ [N s]
-  double soft_norm_tolerance = 0.0;       // ε_s = max(v_s, μ σ w n₀) [m/s]
+  double time_step = 0.0;              // δt [s]
+  double stiffness = 0.0;              // k [N/m]
+  double dissipation = 0.0;            // d [s/m]
+  double elastic_force = 0.0;          // f_e0 = k x₀ [N]
+  double max_normal_velocity = 0.0;    // v̂ = min(x₀/δt, 1/d) [m/s]
+  double lagged_normal_impulse = 0.0;  // n₀ = δt f_e0 (1 − d v_n0)₊ [N s]
+  double soft_norm_tolerance = 0.0;    // ε_s = max(v_s, μ σ w n₀) [m/s]
 };
 
 // Value, impulse and Hessian of one contact at one velocity.

@@ -20,9 +20,8 @@ struct CoulombCollisionResult {
 
 inline CoulombCollisionResult ResolveCoulombCollision(const mpm::Vector3& first_velocity,
                                                       const mpm::Vector3& second_velocity,
-                                                      const mpm::Vector3& unit_normal,
-                                                      double reduced_mass, double friction_coefficient,
-                                                      double restitution) {
+                                                      const mpm::Vector3& unit_normal, double reduced_mass,
+                                                      double friction_coefficient, double restitution) {
   CoulombCollisionResult result;
   const mpm::Vector3 relative_velocity = first_velocity - second_velocity;
   const double approach_speed = relative_velocity.dot(unit_normal);

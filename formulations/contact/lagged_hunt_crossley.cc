@@ -23,9 +23,8 @@ Matrix3 LaggedHessian(const PreparedContact& contact, const Vector3& contact_vel
   const Eigen::Vector2d slip = contact_velocity.head<2>();
   const double soft_speed = std::sqrt(slip.squaredNorm() + tolerance * tolerance);
   const Eigen::Vector2d direction = slip / soft_speed;
-  hessian.topLeftCorner<2, 2>() =
-      (contact.friction_coefficient * contact.lagged_normal_impulse / soft_speed) *
-      (Eigen::Matrix2d::Identity() - direction * direction.transpose());
+  hessian.topLeftCorner<2, 2>() = (contact.friction_coefficient * contact.lagged_normal_impulse / soft_speed) *
+                                  (Eigen::Matrix2d::Identity() - direction * direction.transpose());
   hessian(2, 2) = NormalStiffness(contact, contact_velocity.z());
   return hessian;
 }
@@ -49,13 +48,11 @@ PreparedContact LaggedHuntCrossley::Prepare(const ContactPointState& state, doub
   contact.lagged_normal_impulse = time_step * std::max(contact.elastic_force, 0.0) *
                                   std::max(1.0 - dissipation_ * state.previous_normal_velocity, 0.0);
   // v̂ = min(x₀/δt, 1/d): the normal velocity at which n vanishes (1/d = ∞ for d = 0).
-  const double dissipation_limit =
-      dissipation_ > 0.0 ? 1.0 / dissipation_ : std::numeric_limits<double>::infinity();
+  const double dissipation_limit = dissipation_ > 0.0 ? 1.0 / dissipation_ : std::numeric_limits<double>::infinity();
   contact.max_normal_velocity = std::min(state.penetration / time_step, dissipation_limit);
   // ε_s = max(v_s, μ σ w n₀) (spec §5 Y6).
-  contact.soft_norm_tolerance =
-      std::max(stiction_tolerance_, state.friction_coefficient * friction_regularization_ *
-                                        state.delassus_scale * contact.lagged_normal_impulse);
+  contact.soft_norm_tolerance = std::max(stiction_tolerance_, state.friction_coefficient * friction_regularization_ *
+                                                                  state.delassus_scale * contact.lagged_normal_impulse);
   return contact;
 }
 

@@ -38,8 +38,7 @@ T LaggedNormalPotential(const PreparedContact& contact, const T& normal_velocity
   const T& v = normal_velocity;
   const T force_change = -contact.time_step * contact.stiffness * v;
   return contact.time_step * (v * (contact.elastic_force + 0.5 * force_change) -
-                              0.5 * contact.dissipation * v * v *
-                                  (contact.elastic_force + (2.0 / 3.0) * force_change));
+                              0.5 * contact.dissipation * v * v * (contact.elastic_force + (2.0 / 3.0) * force_change));
 }
 
 // ℓ_c(v_c) [J] (spec §1.3.4). For v_n ≥ v̂ the normal part is the constant −N(v̂), so the

@@ -9,8 +9,7 @@
 namespace contactlab::contact {
 
 std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& particles,
-                                                    const std::vector<rigid::RigidBody>& bodies,
-                                                    double margin) {
+                                                    const std::vector<rigid::RigidBody>& bodies, double margin) {
   const auto boxes = GeometryBoundingBoxes(bodies, margin);
   const int particle_count = static_cast<int>(particles.size());
 
@@ -35,8 +34,7 @@ std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& partic
           contact.position = x;
           contact.frame = MakeContactFrame(query.normal);
           contact.penetration = -query.signed_distance;
-          contact.relative_velocity =
-              contact.frame.transpose() * (particles.velocity[p] - bodies[b].PointVelocity(x));
+          contact.relative_velocity = contact.frame.transpose() * (particles.velocity[p] - bodies[b].PointVelocity(x));
           contact.friction_coefficient = bodies[b].geometries[g].friction_coefficient;
           found.push_back(contact);
         }

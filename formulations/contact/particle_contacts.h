@@ -27,8 +27,7 @@ struct ParticleContact {
 // inflated by the margin. The list is ordered by (particle, body, geometry) for any thread
 // count.
 std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& particles,
-                                                    const std::vector<rigid::RigidBody>& bodies,
-                                                    double margin = 0.0);
+                                                    const std::vector<rigid::RigidBody>& bodies, double margin = 0.0);
 
 // The deepest particle penetration into any rigid geometry [m] (0 when none): what step
 // reports call max_penetration.

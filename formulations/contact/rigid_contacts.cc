@@ -33,7 +33,9 @@ std::vector<Vector3> BoxPoints(const Vector3& half, double spacing) {
   return points;
 }
 
-bool IsSphere(const rigid::Geometry& geometry) { return geometry.shape.kind == rigid::ShapeKind::kSphere; }
+bool IsSphere(const rigid::Geometry& geometry) {
+  return geometry.shape.kind == rigid::ShapeKind::kSphere;
+}
 
 RigidContact MakeContact(const std::vector<rigid::RigidBody>& bodies, int touching, int touched, int geometry,
                          const Vector3& point, const GeometryQuery& query, double gap) {

@@ -29,9 +29,8 @@ Matrix3 SapConeHessian(const PreparedContact& contact, const SapConeProjection<d
       const Eigen::Vector2d direction = projection.unprojected.head<2>() / tangential_norm;
       const Eigen::Matrix2d along = direction * direction.transpose();
       const Eigen::Matrix2d across = Eigen::Matrix2d::Identity() - along;
-      hessian.topLeftCorner<2, 2>() =
-          (mu * normal_impulse / (tangential_norm * regularization(0))) * across +
-          (mu * mu * normal_gain * inverse_normal_regularization) * along;
+      hessian.topLeftCorner<2, 2>() = (mu * normal_impulse / (tangential_norm * regularization(0))) * across +
+                                      (mu * mu * normal_gain * inverse_normal_regularization) * along;
       const Eigen::Vector2d coupling = (mu * normal_gain * inverse_normal_regularization) * direction;
       hessian.topRightCorner<2, 1>() = coupling;
       hessian.bottomLeftCorner<1, 2>() = coupling.transpose();
@@ -57,8 +56,8 @@ PreparedContact SapFrictionCone::Prepare(const ContactPointState& state, double 
   // §1.3.2: R_t = σ w; R_n is the softer of the near-rigid cap β² w/(4π²) and the
   // Kelvin–Voigt compliance 1/(δt k (δt + τ_d)).
   const double tangential_regularization = friction_regularization_ * delassus;
-  const double near_rigid = near_rigid_threshold_ * near_rigid_threshold_ * delassus /
-                            (4.0 * std::numbers::pi * std::numbers::pi);
+  const double near_rigid =
+      near_rigid_threshold_ * near_rigid_threshold_ * delassus / (4.0 * std::numbers::pi * std::numbers::pi);
   const double stiffness = state.stiffness > 0.0 ? state.stiffness : stiffness_;
   const double compliance = 1.0 / (time_step * stiffness * relaxation_time);
   const double normal_regularization = std::max(near_rigid, compliance);

@@ -60,8 +60,7 @@ SapConeProjection<T> ProjectOntoSapCone(const PreparedContact& contact,
   } else {
     // Onto the cone's surface: γ_n = (y_n + μ̂ y_r)/(1 + μ̃²), γ_t = μ γ_n t̂.
     result.region = SapConeRegion::kSliding;
-    const T normal_impulse =
-        (normal + contact.mu_hat * tangential_norm) / (1.0 + contact.mu_tilde * contact.mu_tilde);
+    const T normal_impulse = (normal + contact.mu_hat * tangential_norm) / (1.0 + contact.mu_tilde * contact.mu_tilde);
     result.impulse.template head<2>() = (mu * normal_impulse / tangential_norm) * tangential;
     result.impulse(2) = normal_impulse;
   }
@@ -96,10 +95,10 @@ class SapFrictionCone final : public ContactModel {
                              bool with_hessian) const override;
 
  private:
-  double stiffness_;               // k [N/m]
-  double dissipation_time_scale_;  // τ_d [s]
-  double near_rigid_threshold_;    // β [-]
-  double friction_regularization_; // σ [-]
+  double stiffness_;                // k [N/m]
+  double dissipation_time_scale_;   // τ_d [s]
+  double near_rigid_threshold_;     // β [-]
+  double friction_regularization_;  // σ [-]
 };
 
 }  // namespace contactlab::contact

@@ -15,8 +15,8 @@ double BodyRadius(const rigid::RigidBody& body) {
     if (!body.geometries[g].shape.IsBounded()) continue;
     const Eigen::AlignedBox3d box = body.GeometryBounds(g);
     for (int corner = 0; corner < 8; ++corner) {
-      radius = std::max(radius, (box.corner(static_cast<Eigen::AlignedBox3d::CornerType>(corner)) -
-                                 body.pose.position).norm());
+      radius = std::max(radius,
+                        (box.corner(static_cast<Eigen::AlignedBox3d::CornerType>(corner)) - body.pose.position).norm());
     }
   }
   return radius;
@@ -34,9 +34,8 @@ ExplicitSpeeds MeasureExplicitSpeeds(const World& world) {
   speeds.max_particle_speed = max_speed;
   for (const rigid::RigidBody& body : world.bodies) {
     if (body.motion == rigid::BodyMotion::kStatic) continue;
-    speeds.max_body_surface_speed =
-        std::max(speeds.max_body_surface_speed,
-                 body.linear_velocity.norm() + body.angular_velocity.norm() * BodyRadius(body));
+    speeds.max_body_surface_speed = std::max(
+        speeds.max_body_surface_speed, body.linear_velocity.norm() + body.angular_velocity.norm() * BodyRadius(body));
   }
   return speeds;
 }

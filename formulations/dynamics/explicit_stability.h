@@ -12,10 +12,10 @@ namespace contactlab::dynamics {
 
 // What sets the explicit limit at one instant.
 struct ExplicitSpeeds {
-  double wave_speed = 0.0;           // c [m/s]
-  double max_particle_speed = 0.0;   // [m/s]
+  double wave_speed = 0.0;              // c [m/s]
+  double max_particle_speed = 0.0;      // [m/s]
   double max_body_surface_speed = 0.0;  // |v| + |ω| r over moving bodies [m/s]
-  double total() const;              // c + max(particle, body surface) [m/s]
+  double total() const;                 // c + max(particle, body surface) [m/s]
 };
 
 ExplicitSpeeds MeasureExplicitSpeeds(const World& world);

@@ -58,8 +58,7 @@ template <int kWidth>
   typedef double Pack __attribute__((vector_size(8 * kWidth)));
   constexpr int kTileRows = 2 * kWidth;
   for (int first_column = 0; first_column < kColumnSize; first_column += 4) {
-    for (int first_row = first_column - first_column % kTileRows; first_row < kColumnSize;
-         first_row += kTileRows) {
+    for (int first_row = first_column - first_column % kTileRows; first_row < kColumnSize; first_row += kTileRows) {
       Pack low0 = {}, high0 = {}, low1 = {}, high1 = {}, low2 = {}, high2 = {}, low3 = {}, high3 = {};
       const double* column = columns;
       for (int p = 0; p < count; ++p, column += kColumnStride) {
@@ -351,8 +350,7 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
   }
 }
 
-Matrix3 ImplicitMpm::DeformationGradient(const CellGroup& group, int particle,
-                                         const Eigen::VectorXd& velocity) const {
+Matrix3 ImplicitMpm::DeformationGradient(const CellGroup& group, int particle, const Eigen::VectorXd& velocity) const {
   // F_p(v) = (I + Δt Σ_i v_i a_ipᵀ) F_pⁿ = F_pⁿ + Δt Σ_i v_i g_ipᵀ  (seed 000 eq. 14).
   Matrix3 velocity_sum = Matrix3::Zero();
   const std::array<Vector3, kStencilSize>& strain_weights = strain_weights_[particle];
@@ -373,17 +371,16 @@ double ImplicitMpm::Energy(const Eigen::VectorXd& velocity) const {
     const CellGroup& group = groups_[g];
     const mpm::ConstitutiveModel& model = *materials_[group.material].model;
     for (int s = group.first_particle; s < group.end_particle; ++s) {
-      elastic_energy[s] = initial_volumes_[s] *
-                          model.EnergyDensity(DeformationGradient(group, s, velocity), reference_rotations_[s]);
+      elastic_energy[s] =
+          initial_volumes_[s] * model.EnergyDensity(DeformationGradient(group, s, velocity), reference_rotations_[s]);
     }
   }
   // Inertia and gravity: ½ (v − vⁿ)ᵀ M (v − vⁿ) − Δt vᵀ M g  (seed 000 eq. 16).
   double energy = 0.0;
   for (int active = 0; active < num_active_nodes(); ++active) {
     const Vector3 node_velocity = velocity.segment<3>(3 * active);
-    energy +=
-        node_masses_[active] * (0.5 * (node_velocity - initial_velocity_.segment<3>(3 * active)).squaredNorm() -
-                                dt_ * node_velocity.dot(gravity_));
+    energy += node_masses_[active] * (0.5 * (node_velocity - initial_velocity_.segment<3>(3 * active)).squaredNorm() -
+                                      dt_ * node_velocity.dot(gravity_));
   }
   for (const double particle_energy : elastic_energy) energy += particle_energy;
   return energy;
@@ -395,8 +392,8 @@ Eigen::VectorXd ImplicitMpm::StressForces(const Eigen::VectorXd& velocity) const
   ForEachGroupColored([&](const CellGroup& group) {
     const mpm::ConstitutiveModel& model = *materials_[group.material].model;
     for (int s = group.first_particle; s < group.end_particle; ++s) {
-      const Matrix3 stress = initial_volumes_[s] * model.FirstPiolaStress(DeformationGradient(group, s, velocity),
-                                                                          reference_rotations_[s]);
+      const Matrix3 stress = initial_volumes_[s] *
+                             model.FirstPiolaStress(DeformationGradient(group, s, velocity), reference_rotations_[s]);
       for (int i = 0; i < kStencilSize; ++i) {
         if (group.dofs[i] < 0) continue;
         forces.segment<3>(3 * group.dofs[i]) += stress * strain_weights_[s][i];
@@ -424,8 +421,8 @@ Eigen::VectorXd ImplicitMpm::Gradient(const Eigen::VectorXd& velocity) const {
   return gradient;
 }
 
-void ImplicitMpm::AddGroupStiffness(const CellGroup& group, const Eigen::VectorXd& velocity,
-                                    Eigen::MatrixXd& columns, Eigen::MatrixXd& products, double* values) const {
+void ImplicitMpm::AddGroupStiffness(const CellGroup& group, const Eigen::VectorXd& velocity, Eigen::MatrixXd& columns,
+                                    Eigen::MatrixXd& products, double* values) const {
   const MaterialData& material = materials_[group.material];
   const int particle_count = group.end_particle - group.first_particle;
 
@@ -445,8 +442,8 @@ void ImplicitMpm::AddGroupStiffness(const CellGroup& group, const Eigen::VectorX
     if (columns.cols() < 9 * particle_count) columns.setZero(kColumnStride, 9 * particle_count);
     int column_count = 0;
     for (int s = group.first_particle; s < group.end_particle; ++s) {
-      const Matrix9 tangent = material.model->FirstPiolaStressDerivative(DeformationGradient(group, s, velocity),
-                                                                         reference_rotations_[s]);
+      const Matrix9 tangent =
+          material.model->FirstPiolaStressDerivative(DeformationGradient(group, s, velocity), reference_rotations_[s]);
       const Eigen::SelfAdjointEigenSolver<Matrix9> eigen(0.5 * (tangent + tangent.transpose()));
       for (int k = 0; k < 9; ++k) {
         const double eigenvalue = eigen.eigenvalues()[k];
@@ -532,8 +529,7 @@ SparseMatrix ImplicitMpm::Hessian(const Eigen::VectorXd& velocity) const {
 
 ImplicitMpmSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& options,
                                                 linear_algebra::SparseCholesky& cholesky,
-                                                Eigen::VectorXd& free_motion_velocity,
-                                                SparseMatrix& hessian) const {
+                                                Eigen::VectorXd& free_motion_velocity, SparseMatrix& hessian) const {
   ImplicitMpmSummary summary;
   Eigen::VectorXd velocity = initial_velocity_;
   if (num_dofs() == 0) {  // no particles: nothing to solve
@@ -543,8 +539,7 @@ ImplicitMpmSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& option
     return summary;
   }
   const auto optimality_at = [&](const Eigen::VectorXd& at, const Eigen::VectorXd& gradient) {
-    return EvaluateOptimality(node_masses_, at, initial_velocity_, gradient, gravity_, dt_,
-                              options.relative_tolerance);
+    return EvaluateOptimality(node_masses_, at, initial_velocity_, gradient, gravity_, dt_, options.relative_tolerance);
   };
 
   if (quadratic_) {

@@ -47,7 +47,7 @@ struct ImplicitMpmOptions {
 
 struct ImplicitMpmSummary {
   int newton_iterations = 0;
-  double residual = 0.0;     // final scaled gradient norm / threshold
+  double residual = 0.0;  // final scaled gradient norm / threshold
   bool converged = false;
   int line_search_backtracks = 0;
 };
@@ -58,8 +58,8 @@ class ImplicitMpm {
   // materials, /*stress_dt=*/0, grid) has just run (masses and APIC momenta, no stress).
   // Active nodes are those with m_i > 0, numbered in grid node order; DoFs 3k…3k+2 belong
   // to active node k. Caches each particle's stencil, a_ip and the F, R0, V⁰ it needs.
-  void Setup(const mpm::SparseGrid& grid, const mpm::Particles& particles,
-             const std::vector<mpm::Material>& materials, const Vector3& gravity, double dt);
+  void Setup(const mpm::SparseGrid& grid, const mpm::Particles& particles, const std::vector<mpm::Material>& materials,
+             const Vector3& gravity, double dt);
 
   int num_active_nodes() const { return static_cast<int>(active_nodes_.size()); }
   int num_dofs() const { return 3 * num_active_nodes(); }
@@ -74,21 +74,20 @@ class ImplicitMpm {
   // vⁿ (size num_dofs) [m/s].
   const Eigen::VectorXd& initial_velocity() const { return initial_velocity_; }
 
-  double Energy(const Eigen::VectorXd& velocity) const;              // [J]
-  Eigen::VectorXd Gradient(const Eigen::VectorXd& velocity) const;   // [N s]
+  double Energy(const Eigen::VectorXd& velocity) const;             // [J]
+  Eigen::VectorXd Gradient(const Eigen::VectorXd& velocity) const;  // [N s]
   // Full symmetric matrix (both triangles), compressed column-major with sorted row
   // indices. Its pattern depends only on the active nodes and the particles' stencils (node
   // pairs that share a particle), never on values, so CHOLMOD's symbolic analysis can be
   // reused while they are unchanged. Assembled in parallel (colour by colour), identical
   // bits for any thread count.
-  SparseMatrix Hessian(const Eigen::VectorXd& velocity) const;       // [kg]
+  SparseMatrix Hessian(const Eigen::VectorXd& velocity) const;  // [kg]
   // Elastic forces k(v) = −Σ_p V_p⁰ P_p g_ip per DoF [N] (the Δt-scaled part of ∇E).
   Eigen::VectorXd ElasticForces(const Eigen::VectorXd& velocity) const;
 
   // Newton (with backtracking on E for nonlinear models) from vⁿ: returns v* and sets
   // `hessian` to A = ∇²E(v*), the MPM block of the contact problem's A.
-  ImplicitMpmSummary SolveFreeMotion(const ImplicitMpmOptions& options,
-                                     linear_algebra::SparseCholesky& cholesky,
+  ImplicitMpmSummary SolveFreeMotion(const ImplicitMpmOptions& options, linear_algebra::SparseCholesky& cholesky,
                                      Eigen::VectorXd& free_motion_velocity, SparseMatrix& hessian) const;
 
  private:
@@ -144,15 +143,15 @@ class ImplicitMpm {
   // each [s √m].
   std::vector<double> stiffness_columns_;
   std::vector<CellGroup> groups_;
-  std::vector<int> block_group_begin_;                             // groups of particle block k
+  std::vector<int> block_group_begin_;  // groups of particle block k
   std::array<std::vector<int>, mpm::SparseGrid::kColors> blocks_of_color_;
 
   // Hessian pattern: node pairs that share a stencil. Column 3a + β of the compressed
   // matrix lists the neighbours b of active node a in increasing order, three rows each.
-  SparseMatrix hessian_pattern_;          // all values zero
-  std::vector<int> neighbor_rank_;        // [a · 125 + slot] → position of b in a's list, −1
-  std::vector<int> neighbor_count_;       // neighbours of a (itself included)
-  std::vector<int> column_value_begin_;   // value index where column 3a starts
+  SparseMatrix hessian_pattern_;         // all values zero
+  std::vector<int> neighbor_rank_;       // [a · 125 + slot] → position of b in a's list, −1
+  std::vector<int> neighbor_count_;      // neighbours of a (itself included)
+  std::vector<int> column_value_begin_;  // value index where column 3a starts
 };
 
 }  // namespace contactlab::dynamics

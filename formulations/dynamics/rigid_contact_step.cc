@@ -9,7 +9,8 @@
 namespace contactlab::dynamics {
 
 double RigidContactMargin(const World& world, const RigidDofs& rigid, double dt) {
-  return std::max(kMinimumRigidContactMargin * world.grid_spacing, 2.0 * dt * rigid.MaxFreeMotionSurfaceSpeed(world, dt));
+  return std::max(kMinimumRigidContactMargin * world.grid_spacing,
+                  2.0 * dt * rigid.MaxFreeMotionSurfaceSpeed(world, dt));
 }
 
 contact::ContactModelParameters RigidStepContactParameters(contact::ContactModelParameters parameters) {
@@ -20,7 +21,8 @@ contact::ContactModelParameters RigidStepContactParameters(contact::ContactModel
 void RigidContacts::Detect(const World& world, const RigidDofs& rigid, const contact::ContactModel& model,
                            double margin, double dt) {
   if (!(world.grid_spacing > 0.0)) {
-    throw std::invalid_argument("rigid contacts: the world's grid spacing sets the contact point spacing and must be positive");
+    throw std::invalid_argument(
+        "rigid contacts: the world's grid spacing sets the contact point spacing and must be positive");
   }
   if (features_ == nullptr || features_->spacing() != world.grid_spacing) {
     features_ = std::make_unique<contact::RigidContactFeatures>(world.bodies, world.grid_spacing);
@@ -76,8 +78,8 @@ void RigidContacts::Record(const World& world, const std::vector<Vector3>& impul
       wrench.force += impulse / dt;
       wrench.torque += (point.position - world.bodies[body].pose.position).cross(impulse) / dt;
     }
-    ContactForce force{point.body, point.geometry, point.position, point.frame.col(2), impulse_on_touching / dt,
-                       point.friction_coefficient};
+    ContactForce force{point.body,         point.geometry,           point.position,
+                       point.frame.col(2), impulse_on_touching / dt, point.friction_coefficient};
     force.other_body = point.other_body;
     force.other_point = point.position;
     report.contact_forces.push_back(force);
@@ -109,8 +111,7 @@ RigidContactStepResult SolveRigidContactStep(const RigidDofs& rigid, const Rigid
   problem.model = &model;
   problem.constraints = contacts.constraints();
   // v* + A⁻¹ p: the external impulse moves the free motion the contacts start from.
-  problem.free_motion_velocity =
-      rigid.free_motion_velocity() + rigid.dynamics_matrix().llt().solve(external_impulse);
+  problem.free_motion_velocity = rigid.free_motion_velocity() + rigid.dynamics_matrix().llt().solve(external_impulse);
   solvers::DenseSapLinearSystem system(rigid.dynamics_matrix());
   result.solver = solvers::SolveSap(problem, system, problem.free_motion_velocity, options);
   result.impulses = result.solver.impulses;

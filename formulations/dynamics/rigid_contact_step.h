@@ -44,8 +44,7 @@ class RigidContacts {
   // every h along box edges; rigid_contacts.h) and prepares one constraint per contact with
   // `model`: exact Delassus scale w = tr(W_A + W_B)/3 (the two bodies' dynamics are
   // decoupled in A), penetration and normal velocity at detection.
-  void Detect(const World& world, const RigidDofs& rigid, const contact::ContactModel& model, double margin,
-              double dt);
+  void Detect(const World& world, const RigidDofs& rigid, const contact::ContactModel& model, double margin, double dt);
 
   bool empty() const { return contacts_.empty(); }
   int size() const { return static_cast<int>(contacts_.size()); }

@@ -57,8 +57,7 @@ void RigidDofs::Setup(World& world, double dt) {
 }
 
 Eigen::Matrix<double, 3, Eigen::Dynamic> RigidDofs::PointJacobian(const World& world, int body_index,
-                                                                  const Vector3& point,
-                                                                  int* first_column) const {
+                                                                  const Vector3& point, int* first_column) const {
   const rigid::RigidBody& body = world.bodies[body_index];
   *first_column = first_dof_[body_index];
   if (body.is_free()) {
@@ -77,8 +76,7 @@ Eigen::Matrix<double, 3, Eigen::Dynamic> RigidDofs::PointJacobian(const World& w
   return Eigen::Matrix<double, 3, Eigen::Dynamic>(3, 0);
 }
 
-Vector3 RigidDofs::PointBiasVelocity(const World& world, int body_index, const Vector3& point,
-                                     double dt) const {
+Vector3 RigidDofs::PointBiasVelocity(const World& world, int body_index, const Vector3& point, double dt) const {
   const rigid::RigidBody& body = world.bodies[body_index];
   if (body.motion == rigid::BodyMotion::kKinematic && body.trajectory) {
     // Mid-step velocity of the prescribed motion (second-order accurate over the step).
@@ -114,8 +112,7 @@ double RigidDofs::MaxFreeMotionSurfaceSpeed(const World& world, double dt) const
   return fastest;
 }
 
-Matrix3 RigidDofs::PointMobility(int first_column,
-                                 const Eigen::Matrix<double, 3, Eigen::Dynamic>& jacobian) const {
+Matrix3 RigidDofs::PointMobility(int first_column, const Eigen::Matrix<double, 3, Eigen::Dynamic>& jacobian) const {
   if (jacobian.cols() == 0 || first_column < 0) return Matrix3::Zero();
   if (first_column == tree_first_dof_) {
     return jacobian * tree_factorization_.solve(Eigen::MatrixXd(jacobian.transpose()));
@@ -134,8 +131,8 @@ void RigidDofs::Advance(World& world, double dt, const Eigen::VectorXd& generali
     if (body.is_free()) {
       // v⁺ = v* + A⁻¹ Jᵀγ with A = diag(m I, I_W); then the pose with v⁺ (q⁺ = q + Δt N v⁺).
       const int first = first_dof_[b];
-      body.linear_velocity = free_motion_velocity_.segment<3>(first) +
-                             generalized_impulse.segment<3>(first) / body.mass;
+      body.linear_velocity =
+          free_motion_velocity_.segment<3>(first) + generalized_impulse.segment<3>(first) / body.mass;
       body.angular_velocity = free_motion_velocity_.segment<3>(first + 3) +
                               inverse_world_inertia_[b] * generalized_impulse.segment<3>(first + 3);
       body.pose.position += dt * body.linear_velocity;

@@ -34,8 +34,8 @@ class RigidDofs {
   bool HasDofs(int body) const { return first_dof_[body] >= 0; }
   // World velocity of the material point of `body` at `point` as J v_rigid: returns the
   // 3 × width Jacobian and the first rigid unknown it acts on.
-  Eigen::Matrix<double, 3, Eigen::Dynamic> PointJacobian(const World& world, int body,
-                                                         const Vector3& point, int* first_column) const;
+  Eigen::Matrix<double, 3, Eigen::Dynamic> PointJacobian(const World& world, int body, const Vector3& point,
+                                                         int* first_column) const;
   // World velocity of that point not produced by rigid unknowns: the prescribed motion of a
   // kinematic body over the step (its trajectory at tⁿ + Δt/2), or of prescribed tree joints.
   Vector3 PointBiasVelocity(const World& world, int body, const Vector3& point, double dt) const;
@@ -53,7 +53,7 @@ class RigidDofs {
  private:
   int size_ = 0;
   int tree_first_dof_ = -1;
-  std::vector<int> first_dof_;                 // per world body, −1 without unknowns
+  std::vector<int> first_dof_;  // per world body, −1 without unknowns
   Eigen::MatrixXd dynamics_matrix_;
   Eigen::VectorXd free_motion_velocity_;
   std::vector<Matrix3> inverse_world_inertia_;  // per free body (others unused)

@@ -54,10 +54,10 @@ std::vector<ParameterSpec> HybridImpulseOptions::Specs() {
        "Restitution e of the node collisions; 0 (inelastic) as for rigid bodies in the thesis.",
        InClosedRange(0.0, 1.0)},
       {"hybrid_impulse.sample_spacing", defaults.sample_spacing, "1",
-       "Spacing of free-body surface samples relative to h; 0.5 gives about four per cell face.",
-       Positive()},
+       "Spacing of free-body surface samples relative to h; 0.5 gives about four per cell face.", Positive()},
       {"hybrid_impulse.rigid_feedback", ChoiceName(defaults.rigid_feedback, RigidFeedbackNames()), "",
-       "node_impulse: exact opposite impulse on the body (momentum conserved to round-off); per_sample: thesis eq. 6.25-6.29 filter, which rejects cohesive pulls but does not conserve momentum.",
+       "node_impulse: exact opposite impulse on the body (momentum conserved to round-off); per_sample: thesis eq. "
+       "6.25-6.29 filter, which rejects cohesive pulls but does not conserve momentum.",
        OneOf(ChoiceNames(RigidFeedbackNames()))},
       {"hybrid_impulse.node_normal", ChoiceName(defaults.node_normal, NodeNormalNames()), "",
        "samples: weighted sample normals (thesis eq. 6.33); geometry: nearest geometry's outward normal.",
@@ -123,8 +123,7 @@ void HybridImpulseFormulation::PrepareCollisionSamples(const World& world) {
   samples_ready_ = true;
 }
 
-void HybridImpulseFormulation::ApplyInfiniteMassBoundaries(const World& world,
-                                                           std::vector<BodyImpulse>& impulses) {
+void HybridImpulseFormulation::ApplyInfiniteMassBoundaries(const World& world, std::vector<BodyImpulse>& impulses) {
   const auto boxes = contact::GeometryBoundingBoxes(world.bodies, 0.0);
   const int node_count = grid_.num_nodes();
   const int body_count = static_cast<int>(world.bodies.size());
@@ -186,10 +185,8 @@ std::vector<HybridImpulseFormulation::PredictedMotion> HybridImpulseFormulation:
       motion.angular = free_motion.segment<3>(first + 3);
     } else if (body.tree_link >= 0) {
       const rigid::SpatialJacobian jacobian = tree.LinkJacobian(body.tree_link);
-      const rigid::SpatialVector prescribed =
-          tree.link_spatial_velocity(body.tree_link) - jacobian * tree.velocities();
-      const rigid::SpatialVector predicted =
-          jacobian * free_motion.segment(first, tree.num_velocities()) + prescribed;
+      const rigid::SpatialVector prescribed = tree.link_spatial_velocity(body.tree_link) - jacobian * tree.velocities();
+      const rigid::SpatialVector predicted = jacobian * free_motion.segment(first, tree.num_velocities()) + prescribed;
       motion.angular = predicted.head<3>();
       motion.linear = predicted.tail<3>();
     }
@@ -197,8 +194,8 @@ std::vector<HybridImpulseFormulation::PredictedMotion> HybridImpulseFormulation:
   return motions;
 }
 
-double HybridImpulseFormulation::NormalMobility(const World& world, const rigid::RigidBody& body,
-                                               const Vector3& point, const Vector3& normal) const {
+double HybridImpulseFormulation::NormalMobility(const World& world, const rigid::RigidBody& body, const Vector3& point,
+                                                const Vector3& normal) const {
   // n̂ᵀ W n̂ with W the point mobility: 1/M + (r × n̂)ᵀ I⁻¹ (r × n̂) for a free body,
   // J_p M⁻¹ J_pᵀ for a link of the multibody tree.
   if (body.is_free()) {
@@ -210,8 +207,8 @@ double HybridImpulseFormulation::NormalMobility(const World& world, const rigid:
   return direction.dot(tree_mass_factorization_.solve(direction));
 }
 
-void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_index,
-                                                const PredictedMotion& motion, BodyImpulse& impulse) {
+void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_index, const PredictedMotion& motion,
+                                                BodyImpulse& impulse) {
   const rigid::RigidBody& body = world.bodies[body_index];
   const CollisionSamples& samples = samples_[body_index];
   const Matrix3 rotation = body.pose.rotation();
@@ -279,12 +276,13 @@ void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_ind
     normal.normalize();
     // The rigid side's mass at the node: the samples' share of the body mass (thesis), or the
     // body's effective mass along the normal at the node, 1 / (n̂ᵀ W(x) n̂) (spec B3 variant).
-    const double node_rigid_mass =
-        options_.rigid_node_mass == RigidNodeMass::kEffective ? 1.0 / NormalMobility(world, body, node_position, normal) : rigid_mass;
+    const double node_rigid_mass = options_.rigid_node_mass == RigidNodeMass::kEffective
+                                       ? 1.0 / NormalMobility(world, body, node_position, normal)
+                                       : rigid_mass;
     const double reduced_mass = node_rigid_mass * material_mass / (node_rigid_mass + material_mass);
-    const contact::CoulombCollisionResult collision = contact::ResolveCoulombCollision(
-        rigid_velocity_at(node_position), grid_.velocity[node], normal, reduced_mass,
-        rigid_friction_sum_[node] / rigid_mass, options_.restitution);
+    const contact::CoulombCollisionResult collision =
+        contact::ResolveCoulombCollision(rigid_velocity_at(node_position), grid_.velocity[node], normal, reduced_mass,
+                                         rigid_friction_sum_[node] / rigid_mass, options_.restitution);
     if (!collision.approaching) continue;
     grid_.velocity[node] += collision.impulse_on_second / material_mass;
     if (node_feedback) {
@@ -303,17 +301,19 @@ void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_ind
     Vector3 relative_velocity = Vector3::Zero();
     for (int k = 0; k < 27; ++k) {
       const int node = sample_nodes[q][k];
-      if (node >= 0) relative_velocity += sample_stencils[q].Weight(k % 3, (k / 3) % 3, k / 9) * rigid_velocity_change[node];
+      if (node >= 0)
+        relative_velocity += sample_stencils[q].Weight(k % 3, (k / 3) % 3, k / 9) * rigid_velocity_change[node];
     }
     const Vector3 normal = rotation * samples.normal_in_body[q];
     const double normal_speed = relative_velocity.dot(normal);
-    if (normal_speed >= 0.0) continue;  // the grid sees separation: no cohesive pull
+    if (normal_speed >= 0.0) continue;                                 // the grid sees separation: no cohesive pull
     const double normal_impulse = samples.sample_mass * normal_speed;  // negative
     Vector3 sample_impulse = normal_impulse * normal;
     const Vector3 tangential = relative_velocity - normal_speed * normal;
     const double slip = tangential.norm();
     if (slip > 0.0) {
-      const double friction_speed = std::min(slip, -samples.friction_coefficient[q] * normal_impulse / samples.sample_mass);
+      const double friction_speed =
+          std::min(slip, -samples.friction_coefficient[q] * normal_impulse / samples.sample_mass);
       sample_impulse += samples.sample_mass * friction_speed * tangential / slip;
     }
     const Vector3 position = center + rotation * samples.position_in_body[q];
@@ -367,8 +367,7 @@ void HybridImpulseFormulation::Substep(World& world, double dt, double step_dt, 
 }
 
 void HybridImpulseFormulation::AdvanceRigidBodies(World& world, double dt, double step_dt,
-                                                  const std::vector<BodyImpulse>& impulses,
-                                                  StepReport& rigid_report) {
+                                                  const std::vector<BodyImpulse>& impulses, StepReport& rigid_report) {
   // The MPM impulses as a generalized impulse p on the rigid unknowns (§3.6 steps 7–8): a
   // free body's [linear; angular about the centre of mass], a link's spatial impulse
   // [angular; linear] through its Jacobian.
@@ -389,8 +388,7 @@ void HybridImpulseFormulation::AdvanceRigidBodies(World& world, double dt, doubl
     }
   }
   // Rigid–rigid contact: the convex rigid step with p as external load (no contacts: v* + A⁻¹ p).
-  rigid_contacts_.Detect(world, rigid_dofs_, *contact_model_, dynamics::RigidContactMargin(world, rigid_dofs_, dt),
-                         dt);
+  rigid_contacts_.Detect(world, rigid_dofs_, *contact_model_, dynamics::RigidContactMargin(world, rigid_dofs_, dt), dt);
   const dynamics::RigidContactStepResult rigid_step = dynamics::SolveRigidContactStep(
       rigid_dofs_, rigid_contacts_, generalized_impulse, *contact_model_, options_.rigid_solver);
   if (!rigid_step.contact_impulse.allFinite()) {
@@ -421,8 +419,8 @@ StepReport HybridImpulseFormulation::AdvanceState(World& world, double dt) {
   while (remaining > 1e-12 * dt) {
     const double stable = std::min(dynamics::StableExplicitSubstep(world, options_.cfl), remaining);
     if (!std::isfinite(stable) || stable <= 0.0) {
-      throw SimulationDiverged("hybrid_impulse: non-finite particle or body velocity at t = " +
-                               std::to_string(world.time) + " s");
+      throw SimulationDiverged(
+          "hybrid_impulse: non-finite particle or body velocity at t = " + std::to_string(world.time) + " s");
     }
     const double pieces = std::ceil(remaining / stable);
     if (substeps + pieces > options_.max_substeps) {
@@ -452,8 +450,7 @@ StepReport HybridImpulseFormulation::AdvanceState(World& world, double dt) {
   report.iteration_log = std::move(rigid_report.iteration_log);
   report.converged = rigid_report.converged;
   const auto start = Clock::now();
-  const std::vector<contact::ParticleContact> contacts =
-      contact::DetectParticleContacts(world.particles, world.bodies);
+  const std::vector<contact::ParticleContact> contacts = contact::DetectParticleContacts(world.particles, world.bodies);
   report.contacts = static_cast<int>(contacts.size());
   for (const contact::ParticleContact& point : contacts) {
     report.max_penetration = std::max(report.max_penetration, point.penetration);
@@ -469,10 +466,9 @@ std::unique_ptr<Formulation> MakeHybridImpulse(const ParameterSet& parameters) {
 }  // namespace
 
 FormulationInfo HybridImpulseInfo() {
-  return FormulationInfo{
-      "hybrid_impulse",
-      "explicit MPM, two-grid impulse exchange with Coulomb friction (Han thesis ch. 6)",
-      HybridImpulseOptions::Specs(), &MakeHybridImpulse};
+  return FormulationInfo{"hybrid_impulse",
+                         "explicit MPM, two-grid impulse exchange with Coulomb friction (Han thesis ch. 6)",
+                         HybridImpulseOptions::Specs(), &MakeHybridImpulse};
 }
 
 }  // namespace contactlab::hybrid_impulse

@@ -110,12 +110,11 @@ class HybridImpulseFormulation final : public Formulation {
     mpm::Vector3 angular = mpm::Vector3::Zero();
   };
 
-  void Substep(World& world, double dt, double step_dt, std::vector<BodyImpulse>& impulses,
-               StepReport& rigid_report, Timings& timings);
+  void Substep(World& world, double dt, double step_dt, std::vector<BodyImpulse>& impulses, StepReport& rigid_report,
+               Timings& timings);
   void ApplyInfiniteMassBoundaries(const World& world, std::vector<BodyImpulse>& impulses);
   std::vector<PredictedMotion> PredictRigidMotion(const World& world) const;
-  void ExchangeWithBody(const World& world, int body_index, const PredictedMotion& motion,
-                        BodyImpulse& impulse);
+  void ExchangeWithBody(const World& world, int body_index, const PredictedMotion& motion, BodyImpulse& impulse);
   void AdvanceRigidBodies(World& world, double dt, double step_dt, const std::vector<BodyImpulse>& impulses,
                           StepReport& rigid_report);
   double NormalMobility(const World& world, const rigid::RigidBody& body, const mpm::Vector3& point,

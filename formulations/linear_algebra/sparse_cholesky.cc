@@ -19,7 +19,7 @@ struct SparseCholesky::Cholmod {
     cholmod_start(&common);
     common.supernodal = CHOLMOD_SUPERNODAL;  // BLAS-3 dense kernels on supernodes
     common.print = 0;
-    common.error_handler = nullptr;          // errors are reported through common.status
+    common.error_handler = nullptr;  // errors are reported through common.status
   }
   ~Cholmod() {
     if (factor != nullptr) cholmod_free_factor(&factor, &common);
@@ -61,9 +61,9 @@ cholmod_dense ViewDense(const Eigen::MatrixXd& matrix) {
 
 Eigen::MatrixXd CopyAndFree(cholmod_dense* result, cholmod_common* common) {
   if (result == nullptr) throw std::runtime_error("SparseCholesky: CHOLMOD solve failed");
-  Eigen::MatrixXd copy = Eigen::Map<const Eigen::MatrixXd>(
-      static_cast<const double*>(result->x), static_cast<Eigen::Index>(result->nrow),
-      static_cast<Eigen::Index>(result->ncol));
+  Eigen::MatrixXd copy =
+      Eigen::Map<const Eigen::MatrixXd>(static_cast<const double*>(result->x), static_cast<Eigen::Index>(result->nrow),
+                                        static_cast<Eigen::Index>(result->ncol));
   cholmod_free_dense(&result, common);
   return copy;
 }
@@ -87,12 +87,9 @@ bool SparseCholesky::Factor(const SparseMatrix& matrix) {
   const int columns = static_cast<int>(matrix.cols());
   const int nonzeros = static_cast<int>(matrix.nonZeros());
   const bool same_pattern =
-      cholmod.factor != nullptr && size_ == columns &&
-      static_cast<int>(cholmod.analysed_inner.size()) == nonzeros &&
-      std::equal(cholmod.analysed_outer.begin(), cholmod.analysed_outer.end(),
-                 matrix.outerIndexPtr()) &&
-      std::equal(cholmod.analysed_inner.begin(), cholmod.analysed_inner.end(),
-                 matrix.innerIndexPtr());
+      cholmod.factor != nullptr && size_ == columns && static_cast<int>(cholmod.analysed_inner.size()) == nonzeros &&
+      std::equal(cholmod.analysed_outer.begin(), cholmod.analysed_outer.end(), matrix.outerIndexPtr()) &&
+      std::equal(cholmod.analysed_inner.begin(), cholmod.analysed_inner.end(), matrix.innerIndexPtr());
   if (!same_pattern) {
     if (cholmod.factor != nullptr) cholmod_free_factor(&cholmod.factor, &cholmod.common);
     cholmod.factor = cholmod_analyze(&view, &cholmod.common);
@@ -128,8 +125,7 @@ Eigen::MatrixXd SparseCholesky::Solve(const Eigen::MatrixXd& rhs) const {
     throw std::invalid_argument("SparseCholesky::Solve: no factorization of matching size");
   }
   cholmod_dense view = ViewDense(rhs);
-  return CopyAndFree(cholmod_solve(CHOLMOD_A, cholmod_->factor, &view, &cholmod_->common),
-                     &cholmod_->common);
+  return CopyAndFree(cholmod_solve(CHOLMOD_A, cholmod_->factor, &view, &cholmod_->common), &cholmod_->common);
 }
 
 Eigen::MatrixXd SparseCholesky::SolveLowerPermuted(const Eigen::MatrixXd& rhs) const {

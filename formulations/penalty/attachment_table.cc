@@ -3,8 +3,7 @@
 namespace contactlab::penalty {
 
 bool AttachmentTable::Insert(const ContactPair& pair) {
-  const auto [where, added] =
-      index_.emplace(Key(pair.particle_kind, pair.particle, pair.body, pair.geometry), size());
+  const auto [where, added] = index_.emplace(Key(pair.particle_kind, pair.particle, pair.body, pair.geometry), size());
   if (added) pairs_.push_back(pair);
   return added;
 }

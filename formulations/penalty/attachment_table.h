@@ -25,9 +25,9 @@ enum class ParticleKind : std::uint8_t { kMpm, kRigidSample };
 
 struct ContactPair {
   ParticleKind particle_kind = ParticleKind::kMpm;
-  int particle = -1;   // MPM particle index, or index into the rigid samples
-  int body = -1;       // the touched geometry: world body ...
-  int geometry = -1;   // ... and its geometry index
+  int particle = -1;                               // MPM particle index, or index into the rigid samples
+  int body = -1;                                   // the touched geometry: world body ...
+  int geometry = -1;                               // ... and its geometry index
   mpm::Vector3 attachment = mpm::Vector3::Zero();  // X, geometry frame [m]
   MeshPoint mesh_attachment;                       // X on the geometry's triangle mesh, if relaxed as one
   double stiffness = 0.0;  // k of this pair's spring [N/m], fixed during a step (PenaltyContactOptions)

@@ -51,10 +51,10 @@ Vector3Of<T> BarycentricOf(const TriangleMesh& mesh, int t, const Vector3Of<T>& 
 // In-plane relaxation of spec §2.5 states 1–2 (the plane rule of §2.3 in triangle t's plane),
 // sliding branch: Ŷ = W_T + s (Y − W_T).
 template <typename T>
-Vector3Of<T> TriangleRelaxed(const TriangleMesh& mesh, int t, const Vector3Of<T>& current,
-                             const Vector3Of<T>& particle, double friction) {
-  return PlaneRelaxedPointFrozen<T>(current, particle, mesh.vertices[mesh.triangles[t][0]],
-                                    mesh.face_normals[t], friction, true);
+Vector3Of<T> TriangleRelaxed(const TriangleMesh& mesh, int t, const Vector3Of<T>& current, const Vector3Of<T>& particle,
+                             double friction) {
+  return PlaneRelaxedPointFrozen<T>(current, particle, mesh.vertices[mesh.triangles[t][0]], mesh.face_normals[t],
+                                    friction, true);
 }
 
 // Exit point of the segment Y → Ŷ through edge e of triangle t:
@@ -70,8 +70,7 @@ Vector3Of<T> ExitPoint(const TriangleMesh& mesh, int t, int edge, const Vector3O
 
 // Closest point W_e of the line through `start` and `end` to the particle, and the distance.
 template <typename T>
-Vector3Of<T> ClosestOnLine(const Vector3& start, const Vector3& end,
-                           const Vector3Of<T>& particle) {
+Vector3Of<T> ClosestOnLine(const Vector3& start, const Vector3& end, const Vector3Of<T>& particle) {
   const Vector3 direction = (end - start).normalized();
   const Vector3Of<T> offset = particle - start.cast<T>();
   return start.cast<T>() + offset.dot(direction.cast<T>()) * direction.cast<T>();
@@ -84,8 +83,7 @@ Vector3Of<T> EdgeRelaxed(const Vector3& start, const Vector3& end, const Vector3
                          const Vector3Of<T>& particle, double friction) {
   const Vector3Of<T> closest = ClosestOnLine<T>(start, end, particle);
   const Vector3Of<T> offset = current - closest;
-  const T fraction =
-      friction * SafeNorm<T>(Vector3Of<T>(particle - closest)) / SafeNorm<T>(offset);
+  const T fraction = friction * SafeNorm<T>(Vector3Of<T>(particle - closest)) / SafeNorm<T>(offset);
   return closest + fraction * offset;
 }
 
@@ -103,8 +101,8 @@ struct RecordedMap {
 
 // Replays the recorded maps from X with scalar type T.
 template <typename T>
-Vector3Of<T> Replay(const TriangleMesh& mesh, const std::vector<RecordedMap>& maps,
-                    const Vector3& attachment, const Vector3Of<T>& particle, double friction) {
+Vector3Of<T> Replay(const TriangleMesh& mesh, const std::vector<RecordedMap>& maps, const Vector3& attachment,
+                    const Vector3Of<T>& particle, double friction) {
   Vector3Of<T> current = attachment.cast<T>();
   for (const RecordedMap& map : maps) {
     switch (map.kind) {
@@ -112,14 +110,12 @@ Vector3Of<T> Replay(const TriangleMesh& mesh, const std::vector<RecordedMap>& ma
         current = TriangleRelaxed<T>(mesh, map.triangle, current, particle, friction);
         break;
       case RecordedMap::kTriangleExit: {
-        const Vector3Of<T> target =
-            TriangleRelaxed<T>(mesh, map.triangle, current, particle, friction);
+        const Vector3Of<T> target = TriangleRelaxed<T>(mesh, map.triangle, current, particle, friction);
         current = ExitPoint<T>(mesh, map.triangle, map.edge, current, target);
         break;
       }
       case RecordedMap::kEdgeStop:
-        current = EdgeRelaxed<T>(mesh.vertices[map.start], mesh.vertices[map.end], current,
-                                 particle, friction);
+        current = EdgeRelaxed<T>(mesh.vertices[map.start], mesh.vertices[map.end], current, particle, friction);
         break;
       case RecordedMap::kVertex:
         current = mesh.vertices[map.start].cast<T>();
@@ -182,8 +178,8 @@ Vector3 FeatureNormal(const TriangleMesh& mesh, const MeshPoint& point) {
 
 }  // namespace
 
-MeshRelaxation RelaxAgainstMesh(const TriangleMesh& mesh, const MeshPoint& attachment,
-                                const Vector3& particle, double friction_coefficient) {
+MeshRelaxation RelaxAgainstMesh(const TriangleMesh& mesh, const MeshPoint& attachment, const Vector3& particle,
+                                double friction_coefficient) {
   const double friction = friction_coefficient;
   const Vector3 attachment_point = PointOnMesh(mesh, attachment);
   MeshRelaxation result;
@@ -239,9 +235,8 @@ MeshRelaxation RelaxAgainstMesh(const TriangleMesh& mesh, const MeshPoint& attac
           break;
         }
         // In-plane relaxation toward W_T (plane rule, static if the cone holds).
-        const Relaxation in_plane =
-            RelaxAgainstPlane(current, particle, mesh.vertices[mesh.triangles[triangle][0]],
-                              mesh.face_normals[triangle], friction);
+        const Relaxation in_plane = RelaxAgainstPlane(current, particle, mesh.vertices[mesh.triangles[triangle][0]],
+                                                      mesh.face_normals[triangle], friction);
         if (!in_plane.sliding) {
           stopped = true;
           break;
@@ -280,8 +275,7 @@ MeshRelaxation RelaxAgainstMesh(const TriangleMesh& mesh, const MeshPoint& attac
         }
         const int start = mesh.triangles[triangle][(exit_edge + 1) % 3];
         const int end = mesh.triangles[triangle][(exit_edge + 2) % 3];
-        const double parameter =
-            SegmentParameter(mesh.vertices[start], mesh.vertices[end], current);
+        const double parameter = SegmentParameter(mesh.vertices[start], mesh.vertices[end], current);
         // Guard 1: a weight above 1 − 128ε snaps to the vertex (state 4).
         if (1.0 - parameter > kSnapThreshold) {
           go_to_vertex(triangle, start);
@@ -325,17 +319,14 @@ MeshRelaxation RelaxAgainstMesh(const TriangleMesh& mesh, const MeshPoint& attac
         const Vector3 closest = ClosestOnLine<double>(start_point, end_point, particle);
         const double length = (current - closest).norm();
         const double allowed = friction * (particle - closest).norm();
-        if (StaysStatic(length, allowed,
-                        current.cwiseAbs().maxCoeff() + closest.cwiseAbs().maxCoeff())) {
-          where.barycentric =
-              EdgeBarycentric(where.edge, SegmentParameter(start_point, end_point, current));
+        if (StaysStatic(length, allowed, current.cwiseAbs().maxCoeff() + closest.cwiseAbs().maxCoeff())) {
+          where.barycentric = EdgeBarycentric(where.edge, SegmentParameter(start_point, end_point, current));
           stopped = true;
           break;
         }
-        const Vector3 target = EdgeRelaxed<double>(start_point, end_point, current, particle,
-                                                   friction);
-        const double parameter = (target - start_point).dot(end_point - start_point) /
-                                 (end_point - start_point).squaredNorm();
+        const Vector3 target = EdgeRelaxed<double>(start_point, end_point, current, particle, friction);
+        const double parameter =
+            (target - start_point).dot(end_point - start_point) / (end_point - start_point).squaredNorm();
         if (parameter >= 0.0 && parameter <= 1.0) {
           // Ŷ within the segment: stop there.
           current = target;
@@ -359,10 +350,8 @@ MeshRelaxation RelaxAgainstMesh(const TriangleMesh& mesh, const MeshPoint& attac
         for (const int triangle : mesh.vertex_triangles[vertex]) {
           if (mesh.degenerate[triangle]) continue;
           const int corner = mesh.LocalIndex(triangle, vertex);
-          const Vector3 first = mesh.vertices[mesh.triangles[triangle][(corner + 1) % 3]] -
-                                vertex_point;
-          const Vector3 second = mesh.vertices[mesh.triangles[triangle][(corner + 2) % 3]] -
-                                 vertex_point;
+          const Vector3 first = mesh.vertices[mesh.triangles[triangle][(corner + 1) % 3]] - vertex_point;
+          const Vector3 second = mesh.vertices[mesh.triangles[triangle][(corner + 2) % 3]] - vertex_point;
           const Vector3& normal = mesh.face_normals[triangle];
           const double normal_pull = pull.dot(normal);
           const Vector3 tangential_pull = pull - normal_pull * normal;  // r_T
@@ -402,8 +391,7 @@ MeshRelaxation RelaxAgainstMesh(const TriangleMesh& mesh, const MeshPoint& attac
             if (along.squaredNorm() == 0.0) continue;
             const Vector3 direction = along.normalized();  // u_e
             const double along_pull = pull.dot(direction);
-            const double excess =
-                along_pull - friction * (pull - along_pull * direction).norm();
+            const double excess = along_pull - friction * (pull - along_pull * direction).norm();
             if (excess > best_excess) {
               best_excess = excess;
               best_edge_triangle = triangle;
@@ -428,8 +416,8 @@ MeshRelaxation RelaxAgainstMesh(const TriangleMesh& mesh, const MeshPoint& attac
     // Capped while on an edge: place Y on the edge by its parameter.
     const int start = mesh.triangles[where.triangle][(where.edge + 1) % 3];
     const int end = mesh.triangles[where.triangle][(where.edge + 2) % 3];
-    result.relaxed_location.barycentric = EdgeBarycentric(
-        where.edge, SegmentParameter(mesh.vertices[start], mesh.vertices[end], current));
+    result.relaxed_location.barycentric =
+        EdgeBarycentric(where.edge, SegmentParameter(mesh.vertices[start], mesh.vertices[end], current));
   }
   result.normal = FeatureNormal(mesh, result.relaxed_location);
   result.active = (current - particle).dot(result.normal) > 0.0;
@@ -439,8 +427,7 @@ MeshRelaxation RelaxAgainstMesh(const TriangleMesh& mesh, const MeshPoint& attac
   if (!maps.empty()) {
     Vector3Of<Jet3> jet_particle;
     for (int i = 0; i < 3; ++i) jet_particle(i) = Jet3(particle(i), i);
-    const Vector3Of<Jet3> replayed =
-        Replay<Jet3>(mesh, maps, attachment_point, jet_particle, friction);
+    const Vector3Of<Jet3> replayed = Replay<Jet3>(mesh, maps, attachment_point, jet_particle, friction);
     for (int i = 0; i < 3; ++i) result.jacobian.row(i) = replayed(i).v.transpose();
   }
   return result;

@@ -28,15 +28,15 @@ struct MeshRelaxation {
   // ∂Y/∂Z with the state sequence frozen (forward-mode AD with ceres::Jet<double, 3> through
   // the recorded sequence of smooth maps). Zero while Y = X or Y is a vertex.
   Matrix3 jacobian = Matrix3::Zero();
-  std::vector<int> states;     // visited FSM states, e.g. {1}, {1,2}, {1,2,3,4,2}
-  bool hit_step_cap = false;   // kMaxMeshRelaxationSteps reached (spec A8)
+  std::vector<int> states;    // visited FSM states, e.g. {1}, {1,2}, {1,2,3,4,2}
+  bool hit_step_cap = false;  // kMaxMeshRelaxationSteps reached (spec A8)
 };
 
 // Relaxes the attachment X (a point on `mesh`) toward the particle Z with friction
 // coefficient μ. A triangle flagged degenerate by BuildAdjacency has no plane to relax in: an
 // attachment on it stays put, and it acts like an open boundary for the neighbours (the
 // attachment slides along the shared edge instead of entering it).
-MeshRelaxation RelaxAgainstMesh(const TriangleMesh& mesh, const MeshPoint& attachment,
-                                const Vector3& particle, double friction_coefficient);
+MeshRelaxation RelaxAgainstMesh(const TriangleMesh& mesh, const MeshPoint& attachment, const Vector3& particle,
+                                double friction_coefficient);
 
 }  // namespace contactlab::penalty

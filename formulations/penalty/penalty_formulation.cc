@@ -11,7 +11,6 @@
 namespace contactlab::penalty {
 namespace {
 
-
 Preconditioner ParsePreconditioner(const std::string& text) {
   if (text == "incomplete_lu") return Preconditioner::kIncompleteLu;
   if (text == "none") return Preconditioner::kNone;
@@ -23,16 +22,18 @@ Preconditioner ParsePreconditioner(const std::string& text) {
 std::vector<ParameterSpec> PenaltyOptions::Specs() {
   const PenaltyOptions defaults;
   return {
-      AutoParameter("penalty.stiffness", 0.0, "N/m",
-                    "Spring stiffness k of MPM-particle contacts (seed 001 sets an absolute k per experiment). auto: per "
-                    "pair the stiffer of m_p (2 pi/dt)^2 (a spring of period dt on the particle mass, which Newton "
-                    "resolves in a few iterations) and |f|/(penalty.penetration_fraction h), f the pair's force at the end "
-                    "of the previous step (a loaded pair settles that fraction of h deep). A number sets k for every pair.",
-                    Positive()),
-      AutoParameter("penalty.rigid_stiffness", 0.0, "N/m",
-                    "Spring stiffness k of rigid-surface-sample contacts (seed 001 uses a separate k per contact kind). "
-                    "auto: the rule of penalty.stiffness with the sample's share M/N of its body mass.",
-                    Positive()),
+      AutoParameter(
+          "penalty.stiffness", 0.0, "N/m",
+          "Spring stiffness k of MPM-particle contacts (seed 001 sets an absolute k per experiment). auto: per "
+          "pair the stiffer of m_p (2 pi/dt)^2 (a spring of period dt on the particle mass, which Newton "
+          "resolves in a few iterations) and |f|/(penalty.penetration_fraction h), f the pair's force at the end "
+          "of the previous step (a loaded pair settles that fraction of h deep). A number sets k for every pair.",
+          Positive()),
+      AutoParameter(
+          "penalty.rigid_stiffness", 0.0, "N/m",
+          "Spring stiffness k of rigid-surface-sample contacts (seed 001 uses a separate k per contact kind). "
+          "auto: the rule of penalty.stiffness with the sample's share M/N of its body mass.",
+          Positive()),
       {"penalty.penetration_fraction", defaults.contact.penetration_fraction, "1",
        "Penetration of a loaded pair under the auto stiffness, as a fraction of h: 1% keeps resting contact far below "
        "the grid scale.",
@@ -46,7 +47,8 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
       {"penalty.gmres_iterations", std::int64_t{defaults.newton.gmres_iterations}, "1",
        "GMRES iterations in its single cycle per Newton iteration (seed 001 §5: at most 20).", Positive()},
       {"penalty.gmres_tolerance", defaults.newton.gmres_relative_tolerance, "1",
-       "GMRES stops when the linear residual drops below this fraction of the Newton residual (inexact Newton, spec A4).",
+       "GMRES stops when the linear residual drops below this fraction of the Newton residual (inexact Newton, spec "
+       "A4).",
        InHalfOpenRange(1.0e-16, 1.0)},
       {"penalty.preconditioner", std::string("block_jacobi"), "",
        "Right preconditioner of GMRES: block_jacobi (3x3 per grid node, one block per rigid body; spec A4), "
@@ -204,8 +206,8 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
     ++statistics_.active_pairs;
     if (force.sliding) ++statistics_.sliding_pairs;
     const rigid::Geometry& geometry = world.bodies[pair.body].geometries[pair.geometry];
-    ContactForce record{pair.body, pair.geometry, force.relaxed_point, force.normal, force.force,
-                        geometry.friction_coefficient};
+    ContactForce record{pair.body,    pair.geometry, force.relaxed_point,
+                        force.normal, force.force,   geometry.friction_coefficient};
     // The touched body receives −f at Y; a rigid sample's body receives f at Z.
     BodyWrench& touched = report.contact_wrench[pair.body];
     touched.force -= force.force;
@@ -250,10 +252,11 @@ std::unique_ptr<Formulation> MakePenalty(const ParameterSet& parameters) {
 }  // namespace
 
 FormulationInfo PenaltyInfo() {
-  return FormulationInfo{"penalty",
-                         "implicit MPM and rigid bodies with penalty springs to relaxing attachments, stabilized Newton "
-                         "with GMRES (seed 001)",
-                         PenaltyOptions::Specs(), &MakePenalty};
+  return FormulationInfo{
+      "penalty",
+      "implicit MPM and rigid bodies with penalty springs to relaxing attachments, stabilized Newton "
+      "with GMRES (seed 001)",
+      PenaltyOptions::Specs(), &MakePenalty};
 }
 
 }  // namespace contactlab::penalty

@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "formulations/dynamics/implicit_mpm.h"
+#include "formulations/dynamics/rigid_dofs.h"
 #include "formulations/formulation.h"
 #include "formulations/penalty/attachment_table.h"
 #include "formulations/penalty/penalty_step_system.h"
 #include "formulations/penalty/stabilized_newton.h"
-#include "formulations/dynamics/implicit_mpm.h"
-#include "formulations/dynamics/rigid_dofs.h"
 #include "mpm/sparse_grid.h"
 
 namespace contactlab::penalty {
@@ -45,10 +45,10 @@ struct PenaltyOptions {
 // What happened in the latest step beyond the StepReport (spec §2.13's statistics).
 struct PenaltyStepStatistics {
   StabilizedNewtonSummary newton;
-  int pairs = 0;            // registered pairs at the end of the solve
-  int active_pairs = 0;     // pairs applying force (committed)
-  int sliding_pairs = 0;    // active pairs whose attachment slid
-  int pairs_created = 0;    // new pairs registered during the step
+  int pairs = 0;          // registered pairs at the end of the solve
+  int active_pairs = 0;   // pairs applying force (committed)
+  int sliding_pairs = 0;  // active pairs whose attachment slid
+  int pairs_created = 0;  // new pairs registered during the step
   int rigid_samples = 0;
 };
 
@@ -79,8 +79,8 @@ class PenaltyFormulation final : public Formulation {
   std::vector<RigidSample> samples_;
   bool samples_built_ = false;
   PenaltyStepStatistics statistics_;
-  UsedParameterTracker used_stiffness_{"penalty.stiffness",
-                                       "per pair max(m_p (2 pi/dt)^2, |f_prev|/(penetration_fraction h)) over active pairs"};
+  UsedParameterTracker used_stiffness_{
+      "penalty.stiffness", "per pair max(m_p (2 pi/dt)^2, |f_prev|/(penetration_fraction h)) over active pairs"};
   UsedParameterTracker used_rigid_stiffness_{
       "penalty.rigid_stiffness", "per pair max(m_s (2 pi/dt)^2, |f_prev|/(penetration_fraction h)), m_s = M/N_samples"};
 };

@@ -215,8 +215,9 @@ BodyMotionAtIterate PenaltyStepSystem::BodyMotion(int body_index, const Eigen::V
   return motion;
 }
 
-
-bool PenaltyStepSystem::BeginIteration(const Eigen::VectorXd& x) { return DetectNewPairs(x) > 0; }
+bool PenaltyStepSystem::BeginIteration(const Eigen::VectorXd& x) {
+  return DetectNewPairs(x) > 0;
+}
 
 int PenaltyStepSystem::DetectNewPairs(const Eigen::VectorXd& x) {
   const int body_count = static_cast<int>(world_.bodies.size());
@@ -410,8 +411,8 @@ void PenaltyStepSystem::EvaluatePair(int pair_index, const Eigen::VectorXd& x,
 
   // 5. Derivatives along the pair's unknowns (spec §2.8–2.9): δZ, δc_b, δθ_b, then
   //    δf = K δZ − K δc_b + (−[f]× + K[ρ]×) δθ_b.
-  RowMatrix3X delta_particle = RowMatrix3X::Zero(3, count);       // δZ
-  RowMatrix3X delta_arm = RowMatrix3X::Zero(3, count);            // δ(Z − c_a)
+  RowMatrix3X delta_particle = RowMatrix3X::Zero(3, count);         // δZ
+  RowMatrix3X delta_arm = RowMatrix3X::Zero(3, count);              // δ(Z − c_a)
   RowMatrix3X delta_object_position = RowMatrix3X::Zero(3, count);  // δc_b
   RowMatrix3X delta_object_rotation = RowMatrix3X::Zero(3, count);  // δθ_b (left)
   if (is_mpm) {
@@ -429,8 +430,8 @@ void PenaltyStepSystem::EvaluatePair(int pair_index, const Eigen::VectorXd& x,
     delta_object_rotation.rightCols(object_width) = dt_ * object.left_jacobian * object_map.map.bottomRows<3>();
   }
   const Matrix3 rotation_sensitivity = -CrossMatrix(force) + force_jacobian * CrossMatrix(object_arm);
-  const RowMatrix3X delta_force = force_jacobian * (delta_particle - delta_object_position) +
-                                  rotation_sensitivity * delta_object_rotation;
+  const RowMatrix3X delta_force =
+      force_jacobian * (delta_particle - delta_object_position) + rotation_sensitivity * delta_object_rotation;
 
   contribution.stiffness.setZero(count, count);
   if (is_mpm) {
@@ -472,8 +473,7 @@ void PenaltyStepSystem::Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* resi
   Eigen::VectorXd& g = *residual;
   g.resize(size());
   g.head(grid_size_) = implicit_mpm_.Gradient(grid_velocity);
-  g.tail(rigid_size_) =
-      rigid_dofs_.dynamics_matrix() * (x.tail(rigid_size_) - rigid_dofs_.free_motion_velocity());
+  g.tail(rigid_size_) = rigid_dofs_.dynamics_matrix() * (x.tail(rigid_size_) - rigid_dofs_.free_motion_velocity());
   for (const PairContribution& contribution : contributions) {
     for (std::size_t i = 0; i < contribution.rows.size(); ++i) g[contribution.rows[i]] -= dt_ * contribution.force[i];
   }

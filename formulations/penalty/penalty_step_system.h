@@ -21,11 +21,11 @@
 #include <array>
 #include <vector>
 
+#include "formulations/dynamics/implicit_mpm.h"
+#include "formulations/dynamics/rigid_dofs.h"
 #include "formulations/penalty/attachment_table.h"
 #include "formulations/penalty/stabilized_newton.h"
 #include "formulations/penalty/triangle_mesh.h"
-#include "formulations/dynamics/implicit_mpm.h"
-#include "formulations/dynamics/rigid_dofs.h"
 #include "formulations/world.h"
 
 namespace contactlab::penalty {
@@ -61,9 +61,9 @@ double DerivedPairStiffness(double mass, double previous_force, double dt, doubl
 
 // The end-of-step pose of one body as a function of the rigid unknowns.
 struct BodyMotionAtIterate {
-  Vector3 position = Vector3::Zero();         // c [m]
-  Matrix3 rotation = Matrix3::Identity();     // R
-  Vector3 rotation_vector = Vector3::Zero();  // θ = Δt ω (left increment from Rⁿ)
+  Vector3 position = Vector3::Zero();           // c [m]
+  Matrix3 rotation = Matrix3::Identity();       // R
+  Vector3 rotation_vector = Vector3::Zero();    // θ = Δt ω (left increment from Rⁿ)
   Matrix3 left_jacobian = Matrix3::Identity();  // J_l(θ) of the exponential map (spec §2.8)
 };
 
@@ -76,8 +76,8 @@ struct PairForce {
   Vector3 normal = Vector3::UnitZ();            // object normal used by the relaxation, world
   Vector3 force = Vector3::Zero();              // f on the particle, world [N]
   Vector3 relaxed_local = Vector3::Zero();      // Y in the geometry frame (committed at step end)
-  MeshPoint relaxed_mesh_point;                  // Y on the mesh (box_as_mesh)
-  int mesh_states = 0;                           // FSM steps of the last mesh relaxation
+  MeshPoint relaxed_mesh_point;                 // Y on the mesh (box_as_mesh)
+  int mesh_states = 0;                          // FSM steps of the last mesh relaxation
 };
 
 class PenaltyStepSystem final : public NonlinearSystem {
@@ -85,9 +85,10 @@ class PenaltyStepSystem final : public NonlinearSystem {
   // Everything the step needs, prepared by the formulation: `implicit_mpm` after Setup on the
   // step's grid, `rigid_dofs` after Setup, the rigid surface samples (body, body-frame
   // position) and the attachment table carried over from the previous step.
-  PenaltyStepSystem(const World& world, double dt, const mpm::SparseGrid& grid, const dynamics::ImplicitMpm& implicit_mpm,
-                    const dynamics::RigidDofs& rigid_dofs, const std::vector<RigidSample>& samples,
-                    const PenaltyContactOptions& options, AttachmentTable& attachments);
+  PenaltyStepSystem(const World& world, double dt, const mpm::SparseGrid& grid,
+                    const dynamics::ImplicitMpm& implicit_mpm, const dynamics::RigidDofs& rigid_dofs,
+                    const std::vector<RigidSample>& samples, const PenaltyContactOptions& options,
+                    AttachmentTable& attachments);
 
   int size() const override { return grid_size_ + rigid_size_; }
   bool BeginIteration(const Eigen::VectorXd& x) override;
@@ -118,16 +119,16 @@ class PenaltyStepSystem final : public NonlinearSystem {
   };
   // The spatial velocity map of a body: [v; ω] = S u_segment + bias.
   struct BodySpatialMap {
-    int first_column = -1;                        // first rigid unknown, −1 without unknowns
+    int first_column = -1;                         // first rigid unknown, −1 without unknowns
     Eigen::Matrix<double, 6, Eigen::Dynamic> map;  // 6 × width
     Eigen::Matrix<double, 6, 1> bias = Eigen::Matrix<double, 6, 1>::Zero();
   };
   // A dense contribution of one pair: generalized force rows and Jacobian columns.
   struct PairContribution {
-    std::vector<int> rows;       // global unknown indices
+    std::vector<int> rows;  // global unknown indices
     std::vector<int> columns;
-    Eigen::VectorXd force;       // generalized contact force on `rows` [N, N m]
-    Eigen::MatrixXd stiffness;   // ∂force/∂x on rows × columns
+    Eigen::VectorXd force;      // generalized contact force on `rows` [N, N m]
+    Eigen::MatrixXd stiffness;  // ∂force/∂x on rows × columns
   };
 
   void EvaluatePair(int pair_index, const Eigen::VectorXd& x, const std::vector<BodyMotionAtIterate>& motions,

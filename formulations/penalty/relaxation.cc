@@ -7,7 +7,9 @@ namespace contactlab::penalty {
 namespace {
 
 // +1 for non-negative values, −1 otherwise: the derivative of |x| away from 0.
-double SignOf(double value) { return value >= 0.0 ? 1.0 : -1.0; }
+double SignOf(double value) {
+  return value >= 0.0 ? 1.0 : -1.0;
+}
 
 // Unit normal ∇φ/‖∇φ‖ of a level-set sample and its derivative with respect to the point,
 // (I − n nᵀ) ∇²φ / ‖∇φ‖ (equal to ∇²φ for a signed distance, where ∇²φ n = 0).
@@ -28,21 +30,17 @@ NormalAndDerivative UnitNormal(const LevelSetSample& sample) {
   }
   result.normal = sample.gradient / gradient_norm;
   result.derivative =
-      (Matrix3::Identity() - result.normal * result.normal.transpose()) * sample.hessian /
-      gradient_norm;
+      (Matrix3::Identity() - result.normal * result.normal.transpose()) * sample.hessian / gradient_norm;
   return result;
 }
 
 // StaysStatic with the coordinate scale of X and W.
-bool IsStatic(double length, double allowed, const Vector3& attachment,
-              const Vector3& closest) {
-  return StaysStatic(length, allowed,
-                     attachment.cwiseAbs().maxCoeff() + closest.cwiseAbs().maxCoeff());
+bool IsStatic(double length, double allowed, const Vector3& attachment, const Vector3& closest) {
+  return StaysStatic(length, allowed, attachment.cwiseAbs().maxCoeff() + closest.cwiseAbs().maxCoeff());
 }
 
 // Active test of spec A7: penetrating, and the spring pulls Y into the surface.
-bool IsActive(double particle_value, const Vector3& relaxed_point, const Vector3& particle,
-              const Vector3& normal) {
+bool IsActive(double particle_value, const Vector3& relaxed_point, const Vector3& particle, const Vector3& normal) {
   return particle_value < 0.0 && (relaxed_point - particle).dot(normal) > 0.0;
 }
 
@@ -53,9 +51,8 @@ bool StaysStatic(double tangential_length, double allowed_length, double coordin
   return tangential_length <= allowed_length + kSlack * (allowed_length + coordinate_scale);
 }
 
-Relaxation RelaxAgainstPlane(const Vector3& attachment, const Vector3& particle,
-                             const Vector3& plane_point, const Vector3& normal,
-                             double friction_coefficient) {
+Relaxation RelaxAgainstPlane(const Vector3& attachment, const Vector3& particle, const Vector3& plane_point,
+                             const Vector3& normal, double friction_coefficient) {
   Relaxation relaxation;
   relaxation.normal = normal;
   // φ(Z) and the closest point W = Z − φ n (spec §2.3).
@@ -81,17 +78,16 @@ Relaxation RelaxAgainstPlane(const Vector3& attachment, const Vector3& particle,
     const Matrix3 tangential_projector = Matrix3::Identity() - normal * normal.transpose();
     relaxation.sliding = true;
     relaxation.relaxed_point = closest + fraction * offset;
-    relaxation.jacobian =
-        (1.0 - fraction) * tangential_projector +
-        fraction * direction * (direction.transpose() * tangential_projector) +
-        SignOf(height) * friction_coefficient * direction * normal.transpose();
+    relaxation.jacobian = (1.0 - fraction) * tangential_projector +
+                          fraction * direction * (direction.transpose() * tangential_projector) +
+                          SignOf(height) * friction_coefficient * direction * normal.transpose();
   }
   relaxation.active = IsActive(height, relaxation.relaxed_point, particle, normal);
   return relaxation;
 }
 
-Relaxation RelaxAgainstLevelSet(const Vector3& attachment, const Vector3& particle,
-                                const LevelSetFunction& level_set, double friction_coefficient) {
+Relaxation RelaxAgainstLevelSet(const Vector3& attachment, const Vector3& particle, const LevelSetFunction& level_set,
+                                double friction_coefficient) {
   Relaxation relaxation;
   const LevelSetSample particle_sample = level_set(particle);
   const double particle_value = particle_sample.value;
@@ -103,10 +99,8 @@ Relaxation RelaxAgainstLevelSet(const Vector3& attachment, const Vector3& partic
     relaxation.relaxed_point = attachment;
     relaxation.jacobian.setZero();
     const NormalAndDerivative attachment_normal = UnitNormal(level_set(attachment));
-    relaxation.normal =
-        attachment_normal.degenerate ? particle_normal.normal : attachment_normal.normal;
-    relaxation.active =
-        IsActive(particle_value, relaxation.relaxed_point, particle, relaxation.normal);
+    relaxation.normal = attachment_normal.degenerate ? particle_normal.normal : attachment_normal.normal;
+    relaxation.active = IsActive(particle_value, relaxation.relaxed_point, particle, relaxation.normal);
     return relaxation;
   };
 
@@ -137,13 +131,11 @@ Relaxation RelaxAgainstLevelSet(const Vector3& attachment, const Vector3& partic
   //   J_W = ∂W/∂Z = I − n(Z) ∇φ(Z)ᵀ − φ(Z) ∂n/∂Z,
   //   ∂s/∂Z = μ (sgn(φ) ∇φ(Z)ᵀ / ℓ + |φ| t̂ᵀ J_W / ℓ²),
   //   ∂K/∂Z = (1 − s) J_W + (X − W) ∂s/∂Z.
-  const Matrix3 closest_jacobian = Matrix3::Identity() -
-                                   normal_at_particle * particle_sample.gradient.transpose() -
+  const Matrix3 closest_jacobian = Matrix3::Identity() - normal_at_particle * particle_sample.gradient.transpose() -
                                    particle_value * particle_normal.derivative;
   const Eigen::RowVector3d fraction_gradient =
-      friction_coefficient *
-      (SignOf(particle_value) * particle_sample.gradient.transpose() / length +
-       std::abs(particle_value) * direction.transpose() * closest_jacobian / (length * length));
+      friction_coefficient * (SignOf(particle_value) * particle_sample.gradient.transpose() / length +
+                              std::abs(particle_value) * direction.transpose() * closest_jacobian / (length * length));
   const Matrix3 chord_jacobian = (1.0 - fraction) * closest_jacobian + offset * fraction_gradient;
 
   // Projection Y = K − φ(K) n, with n = n(K), or n(Z) in the A6 fallback. Its derivative
@@ -154,24 +146,20 @@ Relaxation RelaxAgainstLevelSet(const Vector3& attachment, const Vector3& partic
     relaxation.normal = normal_at_particle;
     relaxation.relaxed_point = chord_point - chord_sample.value * normal_at_particle;
     relaxation.jacobian =
-        (Matrix3::Identity() - normal_at_particle * chord_sample.gradient.transpose()) *
-            chord_jacobian -
+        (Matrix3::Identity() - normal_at_particle * chord_sample.gradient.transpose()) * chord_jacobian -
         chord_sample.value * particle_normal.derivative;
   } else {
     relaxation.normal = chord_normal.normal;
     relaxation.relaxed_point = chord_point - chord_sample.value * chord_normal.normal;
-    const Matrix3 projection_jacobian = Matrix3::Identity() -
-                                        chord_normal.normal * chord_sample.gradient.transpose() -
+    const Matrix3 projection_jacobian = Matrix3::Identity() - chord_normal.normal * chord_sample.gradient.transpose() -
                                         chord_sample.value * chord_normal.derivative;
     relaxation.jacobian = projection_jacobian * chord_jacobian;
   }
-  relaxation.active =
-      IsActive(particle_value, relaxation.relaxed_point, particle, relaxation.normal);
+  relaxation.active = IsActive(particle_value, relaxation.relaxed_point, particle, relaxation.normal);
   return relaxation;
 }
 
-PenaltyForce SpringForce(const Relaxation& relaxation, const Vector3& particle,
-                         double stiffness) {
+PenaltyForce SpringForce(const Relaxation& relaxation, const Vector3& particle, double stiffness) {
   PenaltyForce result;
   if (!relaxation.active) return result;
   result.force = stiffness * (relaxation.relaxed_point - particle);

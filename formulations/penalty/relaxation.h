@@ -55,9 +55,8 @@ struct Relaxation {
 
 // Plane through `plane_point` with outward unit normal `normal` (spec §2.3, eq. 2 and the
 // closed forms).
-Relaxation RelaxAgainstPlane(const Vector3& attachment, const Vector3& particle,
-                             const Vector3& plane_point, const Vector3& normal,
-                             double friction_coefficient);
+Relaxation RelaxAgainstPlane(const Vector3& attachment, const Vector3& particle, const Vector3& plane_point,
+                             const Vector3& normal, double friction_coefficient);
 
 // General level set (spec §2.4, "what [P] actually does", with the A6 guards). The normal
 // used is ∇φ/‖∇φ‖, so the level set need not be an exact signed distance for the Jacobian to
@@ -65,8 +64,8 @@ Relaxation RelaxAgainstPlane(const Vector3& attachment, const Vector3& particle,
 // Guards (A6): static iff ‖X − W‖ ≤ μ|φ(Z)| (covers X = W); a degenerate gradient at Z
 // keeps Y = X (no direction to slide along is known); a degenerate gradient at K projects
 // K back along n(Z) instead. Both set `degenerate_normal`.
-Relaxation RelaxAgainstLevelSet(const Vector3& attachment, const Vector3& particle,
-                                const LevelSetFunction& level_set, double friction_coefficient);
+Relaxation RelaxAgainstLevelSet(const Vector3& attachment, const Vector3& particle, const LevelSetFunction& level_set,
+                                double friction_coefficient);
 
 // Penalty force f = k (Y − Z) on the particle and its Jacobian ∂f/∂Z = k(∂Y/∂Z − I) (zero
 // when inactive).
@@ -83,17 +82,16 @@ using Vector3Of = Eigen::Matrix<T, 3, 1>;
 
 // Y of RelaxAgainstPlane with the static/sliding decision given by `sliding` (spec §2.3).
 template <typename T>
-Vector3Of<T> PlaneRelaxedPointFrozen(const Vector3Of<T>& attachment,
-                                     const Vector3Of<T>& particle, const Vector3& plane_point,
-                                     const Vector3& normal, double friction_coefficient,
+Vector3Of<T> PlaneRelaxedPointFrozen(const Vector3Of<T>& attachment, const Vector3Of<T>& particle,
+                                     const Vector3& plane_point, const Vector3& normal, double friction_coefficient,
                                      bool sliding) {
   using std::abs;
   using std::sqrt;
   if (!sliding) return attachment;
   const Vector3Of<T> unit_normal = normal.cast<T>();
-  const T height = unit_normal.dot(particle - plane_point.cast<T>());  // φ(Z)
-  const Vector3Of<T> closest = particle - height * unit_normal;        // W
-  const Vector3Of<T> offset = attachment - closest;                    // X − W
+  const T height = unit_normal.dot(particle - plane_point.cast<T>());                  // φ(Z)
+  const Vector3Of<T> closest = particle - height * unit_normal;                        // W
+  const Vector3Of<T> offset = attachment - closest;                                    // X − W
   const T fraction = friction_coefficient * abs(height) / sqrt(offset.squaredNorm());  // s
   return closest + fraction * offset;
 }
@@ -104,10 +102,8 @@ Vector3Of<T> PlaneRelaxedPointFrozen(const Vector3Of<T>& attachment,
 // returning φ(point) and writing ∇φ(point). `degenerate_normal` selects the A6 fallback at
 // K (projection along n(Z)); a degenerate gradient at Z always means static.
 template <typename T, typename TemplatedLevelSet>
-Vector3Of<T> LevelSetRelaxedPointFrozen(const Vector3Of<T>& attachment,
-                                        const Vector3Of<T>& particle,
-                                        const TemplatedLevelSet& level_set,
-                                        double friction_coefficient, bool sliding,
+Vector3Of<T> LevelSetRelaxedPointFrozen(const Vector3Of<T>& attachment, const Vector3Of<T>& particle,
+                                        const TemplatedLevelSet& level_set, double friction_coefficient, bool sliding,
                                         bool degenerate_normal = false) {
   using std::abs;
   using std::sqrt;
@@ -119,8 +115,7 @@ Vector3Of<T> LevelSetRelaxedPointFrozen(const Vector3Of<T>& attachment,
   const Vector3Of<T> closest = particle - particle_value * particle_normal;
   // Chord point K = W + s (X − W) with the plane fraction s = μ|φ(Z)| / ‖X − W‖ (eq. 2).
   const Vector3Of<T> offset = attachment - closest;
-  const T fraction =
-      friction_coefficient * abs(particle_value) / sqrt(offset.squaredNorm());
+  const T fraction = friction_coefficient * abs(particle_value) / sqrt(offset.squaredNorm());
   const Vector3Of<T> chord_point = closest + fraction * offset;
   // Projection back to the surface: Y = K − φ(K) n(K), or along n(Z) in the fallback.
   Vector3Of<T> chord_gradient;

@@ -17,8 +17,7 @@ namespace {
 // P⁻¹ of one Newton iteration.
 class PreconditionerSolve {
  public:
-  PreconditionerSolve(Preconditioner kind, const SparseMatrix& jacobian, const std::vector<int>& blocks)
-      : kind_(kind) {
+  PreconditionerSolve(Preconditioner kind, const SparseMatrix& jacobian, const std::vector<int>& blocks) : kind_(kind) {
     switch (kind) {
       case Preconditioner::kBlockJacobi: {
         // LU of each diagonal block: the nodes' contact stiffness Δt² w² K (not symmetric)
@@ -78,8 +77,7 @@ class RightPreconditionedJacobian;
 
 namespace Eigen::internal {
 template <>
-struct traits<contactlab::penalty::RightPreconditionedJacobian>
-    : public traits<Eigen::SparseMatrix<double>> {};
+struct traits<contactlab::penalty::RightPreconditionedJacobian> : public traits<Eigen::SparseMatrix<double>> {};
 }  // namespace Eigen::internal
 
 namespace contactlab::penalty {
@@ -112,8 +110,7 @@ class RightPreconditionedJacobian : public Eigen::EigenBase<RightPreconditionedJ
 
 namespace Eigen::internal {
 template <typename Rhs>
-struct generic_product_impl<contactlab::penalty::RightPreconditionedJacobian, Rhs, SparseShape, DenseShape,
-                            GemvProduct>
+struct generic_product_impl<contactlab::penalty::RightPreconditionedJacobian, Rhs, SparseShape, DenseShape, GemvProduct>
     : generic_product_impl_base<contactlab::penalty::RightPreconditionedJacobian, Rhs,
                                 generic_product_impl<contactlab::penalty::RightPreconditionedJacobian, Rhs>> {
   using Scalar = typename Product<contactlab::penalty::RightPreconditionedJacobian, Rhs>::Scalar;
@@ -129,11 +126,16 @@ namespace contactlab::penalty {
 
 const char* ToString(NewtonTermination termination) {
   switch (termination) {
-    case NewtonTermination::kResidual: return "residual";
-    case NewtonTermination::kStationary: return "stationary";
-    case NewtonTermination::kMaxIterations: return "max_iterations";
-    case NewtonTermination::kLineSearchFailed: return "line_search_failed";
-    case NewtonTermination::kNonFinite: return "non_finite";
+    case NewtonTermination::kResidual:
+      return "residual";
+    case NewtonTermination::kStationary:
+      return "stationary";
+    case NewtonTermination::kMaxIterations:
+      return "max_iterations";
+    case NewtonTermination::kLineSearchFailed:
+      return "line_search_failed";
+    case NewtonTermination::kNonFinite:
+      return "non_finite";
   }
   return "unknown";
 }
@@ -161,8 +163,8 @@ std::string StabilizedNewtonSummary::BriefReport() const {
   std::ostringstream out;
   out << "stabilized Newton: " << ToString(termination) << " after " << iterations << " iterations ("
       << gmres_iterations << " GMRES, " << line_search_evaluations << " line-search evaluations, "
-      << fallback_directions << " fallback directions); |g| " << initial_residual_norm << " -> "
-      << final_residual_norm << ", |H^T g| " << final_stationarity_norm;
+      << fallback_directions << " fallback directions); |g| " << initial_residual_norm << " -> " << final_residual_norm
+      << ", |H^T g| " << final_stationarity_norm;
   return out.str();
 }
 
@@ -183,8 +185,7 @@ NewtonDirection ComputeNewtonDirection(const SparseMatrix& jacobian, const Eigen
   result.gmres_iterations = static_cast<int>(gmres.iterations());
   const double residual_norm = residual.norm();
   Eigen::VectorXd jacobian_direction = jacobian * result.direction;
-  result.gmres_relative_residual =
-      residual_norm > 0.0 ? (jacobian_direction + residual).norm() / residual_norm : 0.0;
+  result.gmres_relative_residual = residual_norm > 0.0 ? (jacobian_direction + residual).norm() / residual_norm : 0.0;
 
   // Keep it when (sufficiently) downhill for E, else the steepest descent direction −Hᵀg.
   const double slope = residual.dot(jacobian_direction);
@@ -263,8 +264,7 @@ StabilizedNewtonSummary SolveStabilizedNewton(NonlinearSystem& system, const Sta
     const solvers::MeritFunction merit = [&](double step) {
       system.Evaluate(x + step * direction, &trial_residual, &trial_jacobian);
       trial_step = step;
-      return solvers::MeritSample{0.5 * trial_residual.squaredNorm(),
-                                  trial_residual.dot(trial_jacobian * direction)};
+      return solvers::MeritSample{0.5 * trial_residual.squaredNorm(), trial_residual.dot(trial_jacobian * direction)};
     };
     const solvers::WolfeLineSearchResult line_search =
         solvers::WolfeLineSearch(merit, {0.5 * residual.squaredNorm(), slope}, line_search_options);

@@ -66,8 +66,8 @@ struct StabilizedNewtonOptions {
 };
 
 enum class NewtonTermination {
-  kResidual,          // ‖g‖ ≤ τ_g
-  kStationary,        // ‖Hᵀg‖ ≤ τ_s without ‖g‖ ≤ τ_g
+  kResidual,    // ‖g‖ ≤ τ_g
+  kStationary,  // ‖Hᵀg‖ ≤ τ_s without ‖g‖ ≤ τ_g
   kMaxIterations,
   kLineSearchFailed,  // no trial step lowered E
   kNonFinite,         // g or H not finite at the iterate
@@ -77,21 +77,21 @@ const char* ToString(NewtonTermination termination);
 // One Newton iteration (MuJoCo-style solver statistics).
 struct NewtonIterationRecord {
   int iteration = 0;
-  double residual_norm = 0.0;       // ‖g‖ at the start of the iteration
-  double stationarity_norm = 0.0;   // ‖Hᵀg‖
+  double residual_norm = 0.0;      // ‖g‖ at the start of the iteration
+  double stationarity_norm = 0.0;  // ‖Hᵀg‖
   int gmres_iterations = 0;
   double gmres_relative_residual = 0.0;  // ‖HΔx + g‖ / ‖g‖ after GMRES
-  bool fallback_direction = false;  // −Hᵀg was used
-  double step = 0.0;                // accepted line-search step α
+  bool fallback_direction = false;       // −Hᵀg was used
+  double step = 0.0;                     // accepted line-search step α
   int line_search_evaluations = 0;
-  bool contacts_changed = false;    // BeginIteration changed g
+  bool contacts_changed = false;  // BeginIteration changed g
 };
 
 struct StabilizedNewtonSummary {
   NewtonTermination termination = NewtonTermination::kMaxIterations;
-  int iterations = 0;                 // Newton directions computed
-  int gmres_iterations = 0;           // summed over the iterations
-  int line_search_evaluations = 0;    // summed
+  int iterations = 0;               // Newton directions computed
+  int gmres_iterations = 0;         // summed over the iterations
+  int line_search_evaluations = 0;  // summed
   int fallback_directions = 0;
   double initial_residual_norm = 0.0;
   double final_residual_norm = 0.0;

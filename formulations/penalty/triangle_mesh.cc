@@ -22,8 +22,7 @@ double CornerAngle(const Vector3& corner, const Vector3& first, const Vector3& s
 
 // Closest point of triangle (a, b, c) to p as barycentric coordinates, by the Voronoi
 // regions of the corners, edges and face (Ericson, Real-Time Collision Detection §5.1.5).
-Vector3 ClosestBarycentric(const Vector3& p, const Vector3& a, const Vector3& b,
-                           const Vector3& c) {
+Vector3 ClosestBarycentric(const Vector3& p, const Vector3& a, const Vector3& b, const Vector3& c) {
   const Vector3 ab = b - a, ac = c - a, ap = p - a;
   const double d1 = ab.dot(ap), d2 = ac.dot(ap);
   if (d1 <= 0.0 && d2 <= 0.0) return Vector3(1, 0, 0);  // corner a
@@ -58,8 +57,7 @@ Vector3 ClosestBarycentric(const Vector3& p, const Vector3& a, const Vector3& b,
       return squared > 0.0 ? std::clamp((p - start).dot(direction) / squared, 0.0, 1.0) : 0.0;
     };
     const double t_ab = on_segment(a, b), t_bc = on_segment(b, c), t_ca = on_segment(c, a);
-    const std::array<Vector3, 3> candidates = {Vector3(1 - t_ab, t_ab, 0),
-                                               Vector3(0, 1 - t_bc, t_bc),
+    const std::array<Vector3, 3> candidates = {Vector3(1 - t_ab, t_ab, 0), Vector3(0, 1 - t_bc, t_bc),
                                                Vector3(t_ca, 0, 1 - t_ca)};
     Vector3 best = candidates[0];
     double best_distance = std::numeric_limits<double>::infinity();
@@ -99,8 +97,7 @@ void TriangleMesh::BuildAdjacency() {
       }
     }
     if (corners[0] == corners[1] || corners[1] == corners[2] || corners[0] == corners[2]) {
-      throw std::invalid_argument("TriangleMesh: triangle " + std::to_string(t) +
-                                  " repeats a vertex");
+      throw std::invalid_argument("TriangleMesh: triangle " + std::to_string(t) + " repeats a vertex");
     }
   }
 
@@ -112,10 +109,9 @@ void TriangleMesh::BuildAdjacency() {
     for (int e = 0; e < 3; ++e) {
       const std::pair<int, int> key(triangles[t][(e + 1) % 3], triangles[t][(e + 2) % 3]);
       if (!directed_edges.emplace(key, std::make_pair(t, e)).second) {
-        throw std::invalid_argument(
-            "TriangleMesh: edge (" + std::to_string(key.first) + ", " +
-            std::to_string(key.second) +
-            ") is used twice in the same direction (non-manifold or inconsistently oriented)");
+        throw std::invalid_argument("TriangleMesh: edge (" + std::to_string(key.first) + ", " +
+                                    std::to_string(key.second) +
+                                    ") is used twice in the same direction (non-manifold or inconsistently oriented)");
       }
     }
   }
@@ -135,8 +131,7 @@ void TriangleMesh::BuildAdjacency() {
     const Vector3& b = vertices[triangles[t][1]];
     const Vector3& c = vertices[triangles[t][2]];
     const Vector3 doubled_area_vector = (b - a).cross(c - a);
-    const double longest_squared =
-        std::max({(b - a).squaredNorm(), (c - b).squaredNorm(), (a - c).squaredNorm()});
+    const double longest_squared = std::max({(b - a).squaredNorm(), (c - b).squaredNorm(), (a - c).squaredNorm()});
     const double doubled_area = doubled_area_vector.norm();
     if (!(doubled_area > 128.0 * kEpsilon * longest_squared)) {
       degenerate[t] = true;
@@ -153,8 +148,8 @@ void TriangleMesh::BuildAdjacency() {
       const int vertex = triangles[t][i];
       vertex_triangles[vertex].push_back(t);
       if (degenerate[t]) continue;
-      const double angle = CornerAngle(vertices[vertex], vertices[triangles[t][(i + 1) % 3]],
-                                       vertices[triangles[t][(i + 2) % 3]]);
+      const double angle =
+          CornerAngle(vertices[vertex], vertices[triangles[t][(i + 1) % 3]], vertices[triangles[t][(i + 2) % 3]]);
       weighted[vertex] += angle * face_normals[t];
     }
   }
@@ -195,18 +190,14 @@ TriangleMesh TriangleMesh::Box(const Vector3& half_extents) {
     const int second = 1 << ((axis + 2) % 3);
     for (const int side : {0, 1}) {
       const int base = side ? (1 << axis) : 0;
-      const std::array<int, 4> quad = {base, base | first, base | first | second,
-                                       base | second};
+      const std::array<int, 4> quad = {base, base | first, base | first | second, base | second};
       const Vector3 outward = (side ? 1.0 : -1.0) * Vector3::Unit(axis);
       for (const std::array<int, 3>& triangle :
-           {std::array<int, 3>{quad[0], quad[1], quad[2]},
-            std::array<int, 3>{quad[0], quad[2], quad[3]}}) {
+           {std::array<int, 3>{quad[0], quad[1], quad[2]}, std::array<int, 3>{quad[0], quad[2], quad[3]}}) {
         const Vector3& a = mesh.vertices[triangle[0]];
-        const Vector3 normal =
-            (mesh.vertices[triangle[1]] - a).cross(mesh.vertices[triangle[2]] - a);
-        mesh.triangles.push_back(normal.dot(outward) > 0.0
-                                     ? triangle
-                                     : std::array<int, 3>{triangle[0], triangle[2], triangle[1]});
+        const Vector3 normal = (mesh.vertices[triangle[1]] - a).cross(mesh.vertices[triangle[2]] - a);
+        mesh.triangles.push_back(normal.dot(outward) > 0.0 ? triangle
+                                                           : std::array<int, 3>{triangle[0], triangle[2], triangle[1]});
       }
     }
   }
@@ -220,8 +211,7 @@ MeshPoint ClosestPointOnMesh(const TriangleMesh& mesh, const Vector3& point) {
   for (int t = 0; t < static_cast<int>(mesh.triangles.size()); ++t) {
     const auto& corners = mesh.triangles[t];
     const Vector3 barycentric =
-        ClosestBarycentric(point, mesh.vertices[corners[0]], mesh.vertices[corners[1]],
-                           mesh.vertices[corners[2]]);
+        ClosestBarycentric(point, mesh.vertices[corners[0]], mesh.vertices[corners[1]], mesh.vertices[corners[2]]);
     const MeshPoint candidate{t, barycentric};
     const double distance = (PointOnMesh(mesh, candidate) - point).squaredNorm();
     if (distance < best_distance) {
@@ -234,8 +224,7 @@ MeshPoint ClosestPointOnMesh(const TriangleMesh& mesh, const Vector3& point) {
 
 Vector3 PointOnMesh(const TriangleMesh& mesh, const MeshPoint& p) {
   const auto& corners = mesh.triangles[p.triangle];
-  return p.barycentric[0] * mesh.vertices[corners[0]] +
-         p.barycentric[1] * mesh.vertices[corners[1]] +
+  return p.barycentric[0] * mesh.vertices[corners[0]] + p.barycentric[1] * mesh.vertices[corners[1]] +
          p.barycentric[2] * mesh.vertices[corners[2]];
 }
 

@@ -30,7 +30,6 @@ class CudaSolverHandle {};
 
 namespace {
 
-
 bool CudaBuilt() {
 #ifdef CONTACTLAB_WITH_CUDA
   return true;
@@ -52,8 +51,8 @@ double ContactStiffness(StiffnessRule rule, const QuasiNewtonFormulationOptions&
       // k = max(m g, m v², f_prev) over the target depth: a resting particle, one arriving at
       // v and one loaded by f_prev settle options.penetration_fraction · h deep.
       const double depth = options.penetration_fraction * grid_spacing;
-      return std::max({particle_mass * gravity / depth, particle_mass * approach_speed * approach_speed / (depth * depth),
-                       previous_force / depth});
+      return std::max({particle_mass * gravity / depth,
+                       particle_mass * approach_speed * approach_speed / (depth * depth), previous_force / depth});
     }
     case StiffnessRule::kNearRigid:
     case StiffnessRule::kNearRigidParticleMass: {
@@ -77,7 +76,8 @@ SubstepContactProblem BuildProblem(const mpm::SparseGrid& grid, const mpm::Parti
                                    const contact::ContactModel& model, double substep, double gravity,
                                    const QuasiNewtonFormulationOptions& options, StiffnessRule rule,
                                    const std::vector<double>& previous_normal_force,
-                                   std::vector<int>& problem_node_of_grid_node, std::vector<int>& grid_node_of_problem_node) {
+                                   std::vector<int>& problem_node_of_grid_node,
+                                   std::vector<int>& grid_node_of_problem_node) {
   SubstepContactProblem problem;
   problem.model = &model;
   problem_node_of_grid_node.assign(grid.num_nodes(), -1);
@@ -86,7 +86,8 @@ SubstepContactProblem BuildProblem(const mpm::SparseGrid& grid, const mpm::Parti
   for (std::size_t c = 0; c < contacts.size(); ++c) {
     const contact::ParticleContact& point = contacts[c];
     GridContact& grid_contact = problem.contacts[c];
-    const mpm::QuadraticStencil stencil = mpm::ComputeQuadraticStencil(particles.position[point.particle], grid.spacing());
+    const mpm::QuadraticStencil stencil =
+        mpm::ComputeQuadraticStencil(particles.position[point.particle], grid.spacing());
     double lumped_mobility = 0.0;  // Σ_i w_ip² / m_i: the Delassus scale for A = M (spec §1.3.2)
     int slot = 0;
     for (int cz = 0; cz < 3; ++cz) {
@@ -118,10 +119,10 @@ SubstepContactProblem BuildProblem(const mpm::SparseGrid& grid, const mpm::Parti
     state.previous_normal_velocity = point.relative_velocity.z();
     state.friction_coefficient = point.friction_coefficient;
     state.delassus_scale = lumped_mobility;
-    state.stiffness = ContactStiffness(rule, options, bodies[point.body].has_finite_mass(),
-                                       particles.mass[point.particle], lumped_mobility,
-                                       std::max(0.0, -state.previous_normal_velocity),
-                                       previous_normal_force[point.particle], gravity, grid.spacing(), substep);
+    state.stiffness =
+        ContactStiffness(rule, options, bodies[point.body].has_finite_mass(), particles.mass[point.particle],
+                         lumped_mobility, std::max(0.0, -state.previous_normal_velocity),
+                         previous_normal_force[point.particle], gravity, grid.spacing(), substep);
     grid_contact.prepared = model.Prepare(state, substep);
   }
   return problem;
@@ -132,11 +133,12 @@ SubstepContactProblem BuildProblem(const mpm::SparseGrid& grid, const mpm::Parti
 std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
   const QuasiNewtonFormulationOptions defaults;
   std::vector<ParameterSpec> specs = {
-      AutoParameter("quasi_newton.substeps", std::int64_t{0}, "1",
-                    "MPM substeps N per rigid step; auto: the smallest N with (dt/N)(c + v_max)/h <= quasi_newton.cfl at "
-                    "each step (c: dilatational wave speed, v_max: fastest particle or rigid surface), the rule of "
-                    "hybrid_impulse; seed 003 uses N = 10 at 10 ms.",
-                    Positive()),
+      AutoParameter(
+          "quasi_newton.substeps", std::int64_t{0}, "1",
+          "MPM substeps N per rigid step; auto: the smallest N with (dt/N)(c + v_max)/h <= quasi_newton.cfl at "
+          "each step (c: dilatational wave speed, v_max: fastest particle or rigid surface), the rule of "
+          "hybrid_impulse; seed 003 uses N = 10 at 10 ms.",
+          Positive()),
       {"quasi_newton.cfl", defaults.cfl, "1",
        "Courant number of the automatic substep, delta t (c + v_max)/h; 0.3 as hybrid_impulse.cfl.",
        InClosedRange(1e-6, 1.0)},
@@ -149,11 +151,12 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
        "eps_a of the stopping rule; seed 003 sets it to machine epsilon.", NonNegative()},
       {"quasi_newton.max_iterations", std::int64_t{defaults.solver.max_iterations}, "1",
        "Quasi-Newton iterations per substep before it is reported unconverged (spec Y1: 2000).", Positive()},
-      AutoParameter("quasi_newton.contact_margin", 0.0, "1",
-                    "Distance, as a fraction of h, within which particles outside a rigid surface become gap contacts (0: "
-                    "inside only, as seed 003, which flickers in resting contact). auto: max(0.05, delta t (v_particle + g "
-                    "dt)/h), the farthest a particle closes on a surface in one substep.",
-                    NonNegative()),
+      AutoParameter(
+          "quasi_newton.contact_margin", 0.0, "1",
+          "Distance, as a fraction of h, within which particles outside a rigid surface become gap contacts (0: "
+          "inside only, as seed 003, which flickers in resting contact). auto: max(0.05, delta t (v_particle + g "
+          "dt)/h), the farthest a particle closes on a surface in one substep.",
+          NonNegative()),
       {"quasi_newton.stiffness_rule", ChoiceName(defaults.stiffness_rule, StiffnessRuleNames()), "",
        "Per-contact k of the lagged model. load: max(m g, m v_approach^2, f_prev)/(penetration_fraction h), so the "
        "contact settles a small fraction of h deep and its lagged friction bound mu k x0 dt is the normal impulse it "
@@ -202,7 +205,8 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
     throw InputError("quasi_newton: " + problem);
   }
   if (options.backend == Backend::kCuda && !CudaBuilt()) {
-    throw InputError("quasi_newton.backend = cuda: this build has no CUDA backend (configure with nvcc and CONTACTLAB_CUDA=ON)");
+    throw InputError(
+        "quasi_newton.backend = cuda: this build has no CUDA backend (configure with nvcc and CONTACTLAB_CUDA=ON)");
   }
   return options;
 }
@@ -334,9 +338,9 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     // 2c. Problem (8) on the stencil nodes of the contact particles.
     start = Clock::now();
     if (previous_normal_force_.size() != particles.size()) previous_normal_force_.assign(particles.size(), 0.0);
-    SubstepContactProblem problem =
-        BuildProblem(grid_, particles, world.bodies, contacts, *contact_model_, substep, world.gravity.norm(), options_,
-                     options_.stiffness_rule, previous_normal_force_, problem_node_of_grid_node, grid_node_of_problem_node);
+    SubstepContactProblem problem = BuildProblem(
+        grid_, particles, world.bodies, contacts, *contact_model_, substep, world.gravity.norm(), options_,
+        options_.stiffness_rule, previous_normal_force_, problem_node_of_grid_node, grid_node_of_problem_node);
     problem.outside_momentum_squared = solvers::FixedChunkSum(grid_.num_nodes(), 0.0, [&](int node) {
       return problem_node_of_grid_node[node] < 0 ? grid_.mass[node] * grid_.velocity[node].squaredNorm() : 0.0;
     });
@@ -353,7 +357,8 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     if (!solution.converged) ++statistics_.unconverged_substeps;
     for (std::size_t i = 0; i < solution.history.size(); ++i) {
       const QuasiNewtonIteration& iteration = solution.history[i];
-      report.iteration_log.push_back({k, static_cast<int>(i), iteration.gradient_norm, iteration.threshold, iteration.cost});
+      report.iteration_log.push_back(
+          {k, static_cast<int>(i), iteration.gradient_norm, iteration.threshold, iteration.cost});
     }
     for (const Vector3& velocity : solution.velocity) {
       if (!velocity.allFinite()) {
@@ -370,7 +375,8 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
       const double normal_force = std::max(0.0, solution.impulses[c].z()) / substep;
       if (previous_normal_force_[particle] == 0.0) previous_contact_particles_.push_back(particle);
       previous_normal_force_[particle] = std::max(previous_normal_force_[particle], normal_force);
-      if (options_.stiffness_rule != StiffnessRule::kFixed) used_stiffness_.Observe(problem.contacts[c].prepared.stiffness);
+      if (options_.stiffness_rule != StiffnessRule::kFixed)
+        used_stiffness_.Observe(problem.contacts[c].prepared.stiffness);
     }
 
     // 2e. v^{k+1} on the grid; the impulses −R_WC γ_p go to the rigid bodies (eq. 3, summed).
@@ -386,7 +392,8 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
         for (int slot = 0; slot < 27; ++slot) {
           const int node = grid_contact.node[slot];
           if (node < 0) continue;
-          grid_.velocity[grid_node_of_problem_node[node]] += grid_contact.weight[slot] / problem.node_mass[node] * impulse_world;
+          grid_.velocity[grid_node_of_problem_node[node]] +=
+              grid_contact.weight[slot] / problem.node_mass[node] * impulse_world;
         }
       }
     } else {
@@ -405,9 +412,8 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
       // step, not δt): the records of a body sum to −contact_wrench.force, the step's mean
       // force. A record is 1/N of that substep's own force γ/δt, so the sign of the per-contact
       // cone margin ‖f_t‖ − μ f_n (spec-penalty-hybrid §4.4) is preserved, its size scaled by 1/N.
-      report.contact_forces.push_back(ContactForce{point.body, point.geometry, point.position,
-                                                   point.frame.col(2), -impulse_on_body / dt,
-                                                   point.friction_coefficient});
+      report.contact_forces.push_back(ContactForce{point.body, point.geometry, point.position, point.frame.col(2),
+                                                   -impulse_on_body / dt, point.friction_coefficient});
       if (rigid_dofs_.HasDofs(point.body)) {
         int first_column = -1;
         const Eigen::Matrix<double, 3, Eigen::Dynamic> jacobian =
@@ -429,8 +435,8 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
   // seed 002 solves it with Drake's SAP: free motion v* + A⁻¹ p_MPM, the rigid contacts at qⁿ
   // (dynamics/rigid_contact_step.h).
   start = Clock::now();
-  rigid_contacts_.Detect(world, rigid_dofs_, *rigid_contact_model_, dynamics::RigidContactMargin(world, rigid_dofs_, dt),
-                         dt);
+  rigid_contacts_.Detect(world, rigid_dofs_, *rigid_contact_model_,
+                         dynamics::RigidContactMargin(world, rigid_dofs_, dt), dt);
   report.timings.detection += SecondsSince(start);
   start = Clock::now();
   const dynamics::RigidContactStepResult rigid_step = dynamics::SolveRigidContactStep(
@@ -464,9 +470,10 @@ std::unique_ptr<Formulation> MakeQuasiNewton(const ParameterSet& parameters) {
 }  // namespace
 
 FormulationInfo QuasiNewtonInfo() {
-  return FormulationInfo{"quasi_newton",
-                         "explicit MPM substeps weakly coupled to rigid bodies, block-diagonal quasi-Newton contact solve (seeds 002/003)",
-                         QuasiNewtonFormulationOptions::Specs(), &MakeQuasiNewton};
+  return FormulationInfo{
+      "quasi_newton",
+      "explicit MPM substeps weakly coupled to rigid bodies, block-diagonal quasi-Newton contact solve (seeds 002/003)",
+      QuasiNewtonFormulationOptions::Specs(), &MakeQuasiNewton};
 }
 
 }  // namespace contactlab::quasi_newton

@@ -19,10 +19,10 @@
 
 #include "formulations/contact/contact_model.h"
 #include "formulations/dynamics/explicit_stability.h"
-#include "formulations/formulation.h"
-#include "formulations/quasi_newton/quasi_newton_solver.h"
 #include "formulations/dynamics/rigid_contact_step.h"
 #include "formulations/dynamics/rigid_dofs.h"
+#include "formulations/formulation.h"
+#include "formulations/quasi_newton/quasi_newton_solver.h"
 #include "mpm/sparse_grid.h"
 
 namespace contactlab::quasi_newton {
@@ -114,7 +114,7 @@ struct QuasiNewtonStepStatistics {
   std::vector<int> iterations_per_substep;
   int line_search_evaluations = 0;
   int unconverged_substeps = 0;
-  double max_residual = 0.0;            // largest final relative residual of a substep
+  double max_residual = 0.0;  // largest final relative residual of a substep
   // Σ_k γ_d^k pushed onto the rigid bodies, as world linear impulse [N s] per world body.
   std::vector<mpm::Vector3> body_linear_impulse;
   // The convex rigid step (eq. 3 with rigid–rigid contacts): its SAP solve, empty
@@ -160,7 +160,8 @@ class QuasiNewtonFormulation final : public Formulation {
   UsedParameterTracker used_substeps_{"quasi_newton.substeps",
                                       "smallest N with (Δt/N)(c + v_max)/h <= quasi_newton.cfl, per step"};
   // Courant number (δt (c + v_max) / h) the substeps actually ran at, whether N was given or derived.
-  UsedParameterTracker used_stiffness_{"quasi_newton.contact_stiffness", "k of each contact [N/m] by quasi_newton.stiffness_rule"};
+  UsedParameterTracker used_stiffness_{"quasi_newton.contact_stiffness",
+                                       "k of each contact [N/m] by quasi_newton.stiffness_rule"};
   UsedParameterTracker used_margin_{"quasi_newton.contact_margin",
                                     "max(0.05, dt/N (v_particle + g dt) / h) at the start of each step"};
   UsedParameterTracker used_courant_{"quasi_newton.substep_courant_number",

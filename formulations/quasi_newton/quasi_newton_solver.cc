@@ -31,9 +31,8 @@ void CheckSubstepProblem(const SubstepContactProblem& problem) {
   for (std::size_t c = 0; c < problem.contacts.size(); ++c) {
     for (int node : problem.contacts[c].node) {
       if (node < -1 || node >= node_count) {
-        throw std::invalid_argument("SubstepContactProblem: contact " + std::to_string(c) +
-                                    " refers to node " + std::to_string(node) + " of " +
-                                    std::to_string(node_count));
+        throw std::invalid_argument("SubstepContactProblem: contact " + std::to_string(c) + " refers to node " +
+                                    std::to_string(node) + " of " + std::to_string(node_count));
       }
     }
   }
@@ -78,18 +77,18 @@ Vector3 GatherToContact(const GridContact& contact, const std::vector<Vector3>& 
 
 // Per-iteration state of the contacts (K1–K2) and the nodes (K3).
 struct Workspace {
-  std::vector<Vector3> contact_velocity;   // v_c,p
+  std::vector<Vector3> contact_velocity;  // v_c,p
   std::vector<contact::ContactEvaluation> evaluation;
   std::vector<Vector3> direction_at_contact;  // Δv_c,p
-  std::vector<Vector3> residual;           // r_i
-  std::vector<Vector3> impulse_on_node;    // j_i = Σ w_ip R_WC γ_p
-  std::vector<Matrix3> hessian_block;      // H_i
-  std::vector<Vector3> direction;          // Δv_i
+  std::vector<Vector3> residual;              // r_i
+  std::vector<Vector3> impulse_on_node;       // j_i = Σ w_ip R_WC γ_p
+  std::vector<Matrix3> hessian_block;         // H_i
+  std::vector<Vector3> direction;             // Δv_i
 };
 
 // K1–K2: contact velocities, then cost, impulse and (optionally) Hessian of every contact.
-void EvaluateContacts(const SubstepContactProblem& problem, const std::vector<Vector3>& velocity,
-                      bool with_hessian, Workspace& work) {
+void EvaluateContacts(const SubstepContactProblem& problem, const std::vector<Vector3>& velocity, bool with_hessian,
+                      Workspace& work) {
   const int contact_count = static_cast<int>(problem.contacts.size());
 #pragma omp parallel for schedule(static) if (contact_count > 64)
   for (int c = 0; c < contact_count; ++c) {
@@ -139,10 +138,9 @@ double ContactCostSum(const Workspace& work) {
 std::string QuasiNewtonOptions::Validate() const {
   using solvers::CheckNonNegative;
   using solvers::CheckPositive;
-  for (const std::string& problem :
-       {CheckNonNegative("relative_tolerance", relative_tolerance),
-        CheckNonNegative("absolute_tolerance", absolute_tolerance),
-        CheckPositive("max_iterations", max_iterations), line_search.Validate()}) {
+  for (const std::string& problem : {CheckNonNegative("relative_tolerance", relative_tolerance),
+                                     CheckNonNegative("absolute_tolerance", absolute_tolerance),
+                                     CheckPositive("max_iterations", max_iterations), line_search.Validate()}) {
     if (!problem.empty()) return problem;
   }
   if (relative_tolerance == 0.0 && absolute_tolerance == 0.0) {
@@ -210,12 +208,12 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
     AssembleNodes(problem, transposed, velocity, /*with_hessian=*/true, work);
 
     // K4: the scaled stopping rule (spec Y1), D = M^-½ on gradient and impulse, M^½ on v.
-    const Eigen::Vector3d norms = solvers::FixedChunkSum(node_count, Eigen::Vector3d(Eigen::Vector3d::Zero()),
-                                                         [&](int i) {
-      const double mass = problem.node_mass[i];
-      return Eigen::Vector3d(work.residual[i].squaredNorm() / mass, mass * velocity[i].squaredNorm(),
-                             work.impulse_on_node[i].squaredNorm() / mass);
-    });
+    const Eigen::Vector3d norms =
+        solvers::FixedChunkSum(node_count, Eigen::Vector3d(Eigen::Vector3d::Zero()), [&](int i) {
+          const double mass = problem.node_mass[i];
+          return Eigen::Vector3d(work.residual[i].squaredNorm() / mass, mass * velocity[i].squaredNorm(),
+                                 work.impulse_on_node[i].squaredNorm() / mass);
+        });
     const double gradient_norm = std::sqrt(norms[0]);
     const double scale = std::max(std::sqrt(norms[1] + problem.outside_momentum_squared), std::sqrt(norms[2]));
     const double threshold = options.absolute_tolerance + options.relative_tolerance * scale;
@@ -248,8 +246,8 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
 
     // K7: exact line search on ℓ_p(v + α Δv) = ½ a α² + b α + c + Σ_p ℓ_c(v_c,p + α Δv_c,p),
     // a = Δvᵀ M Δv, b = Δvᵀ M (v − v*): no grid traversal per evaluation (spec §6).
-    const Eigen::Vector2d mass_coefficients = solvers::FixedChunkSum(
-        node_count, Eigen::Vector2d(Eigen::Vector2d::Zero()), [&](int i) {
+    const Eigen::Vector2d mass_coefficients =
+        solvers::FixedChunkSum(node_count, Eigen::Vector2d(Eigen::Vector2d::Zero()), [&](int i) {
           const double mass = problem.node_mass[i];
           return Eigen::Vector2d(mass * work.direction[i].squaredNorm(),
                                  mass * work.direction[i].dot(velocity[i] - problem.free_velocity[i]));
@@ -258,8 +256,8 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
     const double b = mass_coefficients[1];
     const double mass_term = MassTerm(problem, velocity);
     auto line = [&](double step) {
-      const Eigen::Vector3d contact_terms = solvers::FixedChunkSum(
-          contact_count, Eigen::Vector3d(Eigen::Vector3d::Zero()), [&](int c) {
+      const Eigen::Vector3d contact_terms =
+          solvers::FixedChunkSum(contact_count, Eigen::Vector3d(Eigen::Vector3d::Zero()), [&](int c) {
             const Vector3& direction = work.direction_at_contact[c];
             const contact::ContactEvaluation evaluation = problem.model->Evaluate(
                 problem.contacts[c].prepared, work.contact_velocity[c] + step * direction, true);
@@ -269,8 +267,8 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
       return solvers::LineSample{mass_term + step * b + 0.5 * step * step * a + contact_terms[0],
                                  b + step * a + contact_terms[1], a + contact_terms[2]};
     };
-    const Eigen::Vector2d initial_contact_terms = solvers::FixedChunkSum(
-        contact_count, Eigen::Vector2d(Eigen::Vector2d::Zero()), [&](int c) {
+    const Eigen::Vector2d initial_contact_terms =
+        solvers::FixedChunkSum(contact_count, Eigen::Vector2d(Eigen::Vector2d::Zero()), [&](int c) {
           const Vector3& direction = work.direction_at_contact[c];
           return Eigen::Vector2d(-direction.dot(work.evaluation[c].impulse),
                                  direction.dot(work.evaluation[c].hessian * direction));

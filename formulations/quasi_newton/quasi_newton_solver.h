@@ -33,17 +33,17 @@ struct GridContact {
   // The 27 quadratic B-spline stencil nodes of the particle as indices into the problem's
   // nodes, ordered a + 3b + 9c; −1 where the node carries no weight.
   std::array<int, 27> node;
-  std::array<double, 27> weight;                  // w_ip [-]
-  Matrix3 world_to_contact = Matrix3::Identity(); // R_CW (rows t̂₁, t̂₂, n̂)
+  std::array<double, 27> weight;                   // w_ip [-]
+  Matrix3 world_to_contact = Matrix3::Identity();  // R_CW (rows t̂₁, t̂₂, n̂)
   // b_p = −R_CW v_B(x_p): the frozen rigid point velocity in the contact frame [m/s].
   Vector3 bias = Vector3::Zero();
-  contact::PreparedContact prepared;              // per-substep model constants
+  contact::PreparedContact prepared;  // per-substep model constants
 };
 
 // Problem (8) restricted to the stencil nodes of contact particles.
 struct SubstepContactProblem {
-  std::vector<double> node_mass;          // m_i [kg], > 0
-  std::vector<Vector3> free_velocity;     // v*_i [m/s]
+  std::vector<double> node_mass;       // m_i [kg], > 0
+  std::vector<Vector3> free_velocity;  // v*_i [m/s]
   std::vector<GridContact> contacts;
   const contact::ContactModel* model = nullptr;
   // Σ m_i ‖v*_i‖² over the active grid nodes outside the problem [kg m²/s²]: they are at
@@ -78,10 +78,10 @@ struct QuasiNewtonOptions {
 
 // Statistics of one iteration, taken before its update.
 struct QuasiNewtonIteration {
-  double cost = 0.0;              // ℓ_p(v) [J]
-  double gradient_norm = 0.0;     // ‖M^-½ r‖ [kg^½ m/s]
-  double threshold = 0.0;         // ε_a + ε_r max(‖M^½ v‖, ‖M^-½ j‖)
-  double step = 0.0;              // line-search α
+  double cost = 0.0;           // ℓ_p(v) [J]
+  double gradient_norm = 0.0;  // ‖M^-½ r‖ [kg^½ m/s]
+  double threshold = 0.0;      // ε_a + ε_r max(‖M^½ v‖, ‖M^-½ j‖)
+  double step = 0.0;           // line-search α
   int line_search_evaluations = 0;
 };
 
@@ -91,9 +91,9 @@ struct QuasiNewtonResults {
   int iterations = 0;             // quasi-Newton updates taken
   int line_search_evaluations = 0;
   bool converged = false;
-  double residual = 0.0;          // final ‖M^-½ r‖ / max(‖M^½ v‖, ‖M^-½ j‖) (0 if both vanish)
-  double cost = 0.0;              // final ℓ_p [J]
-  std::string stop_reason;        // "optimality", "no_contacts", "max_iterations", "line_search"
+  double residual = 0.0;    // final ‖M^-½ r‖ / max(‖M^½ v‖, ‖M^-½ j‖) (0 if both vanish)
+  double cost = 0.0;        // final ℓ_p [J]
+  std::string stop_reason;  // "optimality", "no_contacts", "max_iterations", "line_search"
   std::vector<QuasiNewtonIteration> history;  // when requested; last entry = final state
 };
 

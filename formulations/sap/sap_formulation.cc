@@ -20,18 +20,19 @@ namespace {
 // The smallest automatic contact margin, as a fraction of h (SapOptions::contact_margin).
 constexpr double kMinimumContactMargin = 0.05;
 
-
 // One particle–geometry contact with everything the problem needs: the grid nodes under the
 // particle with their weights, the rigid Jacobian and the bias velocity.
 struct ContactCoupling {
-  std::array<int, 27> node;      // active node index (−1 when absent or of zero weight)
-  std::array<double, 27> weight; // w_ip
+  std::array<int, 27> node;                                 // active node index (−1 when absent or of zero weight)
+  std::array<double, 27> weight;                            // w_ip
   Eigen::Matrix<double, 3, Eigen::Dynamic> rigid_jacobian;  // world-frame point Jacobian
   int rigid_first_column = -1;
   Vector3 bias_world = Vector3::Zero();  // prescribed rigid point velocity [m/s]
 };
 
-bool AllFinite(const Eigen::VectorXd& vector) { return vector.allFinite(); }
+bool AllFinite(const Eigen::VectorXd& vector) {
+  return vector.allFinite();
+}
 
 // The 3 × 3 diagonal block of every node of a full symmetric node-block matrix.
 std::vector<Matrix3> NodeDiagonalBlocks(const SparseMatrix& matrix) {
@@ -120,29 +121,31 @@ std::vector<ParameterSpec> SapOptions::Specs() {
       {"sap.relative_tolerance", defaults.solver.relative_tolerance, "1",
        "SAP optimality tolerance eps_r on the scaled gradient; seed 000 uses 1e-6.", Positive()},
       {"sap.absolute_tolerance", defaults.solver.absolute_tolerance, "J^0.5",
-       "SAP absolute tolerance eps_a for problems with zero momentum scale (Drake default).",
-       NonNegative()},
+       "SAP absolute tolerance eps_a for problems with zero momentum scale (Drake default).", NonNegative()},
       {"sap.max_iterations", std::int64_t{defaults.solver.max_iterations}, "1",
        "Newton iterations allowed per step before the step is reported unconverged.", Positive()},
       {"sap.free_motion_tolerance", defaults.free_motion.relative_tolerance, "1",
        "Relative tolerance of the implicit MPM free motion (seed 000: 1e-6).", Positive()},
       {"sap.max_free_motion_iterations", std::int64_t{defaults.free_motion.max_newton_iterations}, "1",
-       "Newton iterations for nonlinear materials in the free motion (linear corotated takes one).",
-       Positive()},
+       "Newton iterations for nonlinear materials in the free motion (linear corotated takes one).", Positive()},
       {"sap.linear_solver", ChoiceName(defaults.linear_solver, LinearSolverNames()), "",
-       "schur: dense SAP Newton after a Schur complement onto the grid nodes under contact particles; full: sparse CHOLMOD Newton on every grid node; auto: schur while the reduced problem has at most sap.max_dense_unknowns unknowns.",
+       "schur: dense SAP Newton after a Schur complement onto the grid nodes under contact particles; full: sparse "
+       "CHOLMOD Newton on every grid node; auto: schur while the reduced problem has at most sap.max_dense_unknowns "
+       "unknowns.",
        OneOf(ChoiceNames(LinearSolverNames()))},
       {"sap.max_dense_unknowns", std::int64_t{defaults.max_dense_unknowns}, "1",
        "auto uses the Schur path while the reduced problem has at most this many unknowns.", Positive()},
       {"sap.delassus_estimate", ChoiceName(defaults.delassus_estimate, DelassusEstimateNames()), "",
-       "Contact mobility w for SAP's regularization: exact (Schur path), block_diagonal, lumped_mass; auto picks exact when it can.",
+       "Contact mobility w for SAP's regularization: exact (Schur path), block_diagonal, lumped_mass; auto picks exact "
+       "when it can.",
        OneOf(ChoiceNames(DelassusEstimateNames()))},
-      AutoParameter("sap.contact_margin", 0.0, "1",
-                    "Distance, as a fraction of h, within which particles outside a rigid surface become gap contacts "
-                    "(0: inside only, as seed 000); it must cover how far particles and surfaces close in one step. "
-                    "auto: per step max(0.05, dt (v_particle + g dt + v_rigid)/h), the fastest particle and the fastest "
-                    "rigid surface point under the step's free motion.",
-                    NonNegative()),
+      AutoParameter(
+          "sap.contact_margin", 0.0, "1",
+          "Distance, as a fraction of h, within which particles outside a rigid surface become gap contacts "
+          "(0: inside only, as seed 000); it must cover how far particles and surfaces close in one step. "
+          "auto: per step max(0.05, dt (v_particle + g dt + v_rigid)/h), the fastest particle and the fastest "
+          "rigid surface point under the step's free motion.",
+          NonNegative()),
   };
   for (ParameterSpec& spec : contact::ContactModelParameters::Specs()) specs.push_back(std::move(spec));
   return specs;
@@ -154,8 +157,7 @@ SapOptions SapOptions::FromParameters(const ParameterSet& parameters) {
   options.solver.absolute_tolerance = parameters.GetDouble("sap.absolute_tolerance");
   options.solver.max_iterations = static_cast<int>(parameters.GetInt("sap.max_iterations"));
   options.free_motion.relative_tolerance = parameters.GetDouble("sap.free_motion_tolerance");
-  options.free_motion.max_newton_iterations =
-      static_cast<int>(parameters.GetInt("sap.max_free_motion_iterations"));
+  options.free_motion.max_newton_iterations = static_cast<int>(parameters.GetInt("sap.max_free_motion_iterations"));
   options.linear_solver = GetChoice(parameters, "sap.linear_solver", LinearSolverNames());
   options.max_dense_unknowns = static_cast<int>(parameters.GetInt("sap.max_dense_unknowns"));
   options.delassus_estimate = GetChoice(parameters, "sap.delassus_estimate", DelassusEstimateNames());
@@ -176,8 +178,8 @@ double SapFormulation::ContactMargin(const World& world, double dt) {
   const double spacing = world.grid_spacing;
   if (options_.contact_margin >= 0.0) return options_.contact_margin * spacing;
   const dynamics::ExplicitSpeeds speeds = dynamics::MeasureExplicitSpeeds(world);
-  const double closing_speed = speeds.max_particle_speed + world.gravity.norm() * dt +
-                               rigid_dofs_.MaxFreeMotionSurfaceSpeed(world, dt);
+  const double closing_speed =
+      speeds.max_particle_speed + world.gravity.norm() * dt + rigid_dofs_.MaxFreeMotionSurfaceSpeed(world, dt);
   const double margin = std::max(kMinimumContactMargin * spacing, dt * closing_speed);
   used_margin_.Observe(margin / spacing);
   return margin;
@@ -199,10 +201,10 @@ struct SapFormulation::StepWork {
   Eigen::VectorXd mpm_free_velocity;               // v*_MPM
   SparseMatrix mpm_matrix;                         // A_MPM
   SchurComplement schur;
-  SapProblem problem;                              // particle constraints, then rigid ones
-  Eigen::VectorXd rigid_velocity;                  // solved v_rigid
-  Eigen::VectorXd mpm_velocity;                    // solved v_MPM
-  std::vector<Vector3> impulses;                   // γ per constraint, same order
+  SapProblem problem;              // particle constraints, then rigid ones
+  Eigen::VectorXd rigid_velocity;  // solved v_rigid
+  Eigen::VectorXd mpm_velocity;    // solved v_MPM
+  std::vector<Vector3> impulses;   // γ per constraint, same order
 };
 
 StepReport SapFormulation::AdvanceState(World& world, double dt) {
@@ -249,8 +251,8 @@ void SapFormulation::DetectContacts(const World& world, StepWork& work, Timings&
   const auto start = Clock::now();
   statistics_.contact_margin = ContactMargin(world, work.dt);
   work.contacts = contact::DetectParticleContacts(world.particles, world.bodies, statistics_.contact_margin);
-  rigid_contacts_.Detect(world, rigid_dofs_, *contact_model_,
-                         dynamics::RigidContactMargin(world, rigid_dofs_, work.dt), work.dt);
+  rigid_contacts_.Detect(world, rigid_dofs_, *contact_model_, dynamics::RigidContactMargin(world, rigid_dofs_, work.dt),
+                         work.dt);
   timings.detection += SecondsSince(start);
 }
 
@@ -287,8 +289,7 @@ void SapFormulation::CoupleContacts(const World& world, StepWork& work, Timings&
     coupling.bias_world = rigid_dofs_.PointBiasVelocity(world, point.body, point.position, work.dt);
   }
   std::sort(work.participating.begin(), work.participating.end());
-  work.participating.erase(std::unique(work.participating.begin(), work.participating.end()),
-                           work.participating.end());
+  work.participating.erase(std::unique(work.participating.begin(), work.participating.end()), work.participating.end());
   statistics_.participating_nodes = static_cast<int>(work.participating.size());
 
   work.reduced_size = rigid_dofs_.size() + 3 * static_cast<int>(work.participating.size());
@@ -355,8 +356,8 @@ void SapFormulation::AssembleProblem(StepWork& work, Timings& timings) {
     }
     for (int k = 0; k < 27; ++k) {
       if (coupling.node[k] < 0) continue;
-      constraint.jacobian.push_back({rigid_size + 3 * problem_index_of_node[coupling.node[k]],
-                                     coupling.weight[k] * world_to_contact});
+      constraint.jacobian.push_back(
+          {rigid_size + 3 * problem_index_of_node[coupling.node[k]], coupling.weight[k] * world_to_contact});
     }
     constraint.bias = -world_to_contact * coupling.bias_world;
   }
@@ -390,26 +391,25 @@ void SapFormulation::SolveContactProblem(const World& world, StepWork& work, Ste
         work.schur.matrix();
     problem.free_motion_velocity.resize(work.reduced_size);
     problem.free_motion_velocity << rigid_dofs_.free_motion_velocity(), work.schur.Restrict(work.mpm_free_velocity);
-    PrepareContacts(options_.delassus_estimate == DelassusEstimate::kAuto ? DelassusEstimate::kExact
-                                                                          : options_.delassus_estimate,
-                    *contact_model_, rigid_dofs_, implicit_mpm_, work.contacts, work.couplings, work.mpm_matrix,
-                    &reduced_matrix, dt, problem);
+    PrepareContacts(
+        options_.delassus_estimate == DelassusEstimate::kAuto ? DelassusEstimate::kExact : options_.delassus_estimate,
+        *contact_model_, rigid_dofs_, implicit_mpm_, work.contacts, work.couplings, work.mpm_matrix, &reduced_matrix,
+        dt, problem);
     DenseSapLinearSystem system(std::move(reduced_matrix));
     report.timings.assembly += SecondsSince(start);
     start = Clock::now();
     statistics_.solver = SolveSap(problem, system, problem.free_motion_velocity, options_.solver);
-    work.mpm_velocity = work.schur.Recover(work.mpm_free_velocity,
-                                           statistics_.solver.velocity.tail(work.reduced_size - rigid_size));
+    work.mpm_velocity =
+        work.schur.Recover(work.mpm_free_velocity, statistics_.solver.velocity.tail(work.reduced_size - rigid_size));
     report.timings.solve += SecondsSince(start);
   } else {
     problem.free_motion_velocity.resize(rigid_size + work.mpm_free_velocity.size());
     problem.free_motion_velocity << rigid_dofs_.free_motion_velocity(), work.mpm_free_velocity;
     // "exact" needs the dense reduced matrix; when "auto" chose this path it falls back.
-    const bool needs_fallback = options_.delassus_estimate == DelassusEstimate::kAuto ||
-                                options_.delassus_estimate == DelassusEstimate::kExact;
-    PrepareContacts(needs_fallback ? DelassusEstimate::kBlockDiagonal : options_.delassus_estimate,
-                    *contact_model_, rigid_dofs_, implicit_mpm_, work.contacts, work.couplings, work.mpm_matrix,
-                    nullptr, dt, problem);
+    const bool needs_fallback =
+        options_.delassus_estimate == DelassusEstimate::kAuto || options_.delassus_estimate == DelassusEstimate::kExact;
+    PrepareContacts(needs_fallback ? DelassusEstimate::kBlockDiagonal : options_.delassus_estimate, *contact_model_,
+                    rigid_dofs_, implicit_mpm_, work.contacts, work.couplings, work.mpm_matrix, nullptr, dt, problem);
     SparseSapLinearSystem system(rigid_dofs_.dynamics_matrix(), work.mpm_matrix, contact_cholesky_);
     statistics_.solver = SolveSap(problem, system, problem.free_motion_velocity, options_.solver);
     work.mpm_velocity = statistics_.solver.velocity.tail(work.mpm_free_velocity.size());
@@ -419,8 +419,8 @@ void SapFormulation::SolveContactProblem(const World& world, StepWork& work, Ste
   statistics_.line_search_seconds = statistics_.solver.line_search_seconds;
   statistics_.problem_unknowns = static_cast<int>(statistics_.solver.velocity.size());
   if (!AllFinite(statistics_.solver.velocity) || statistics_.solver.stop_reason == "factorization") {
-    throw SimulationDiverged("sap: contact solve failed (" + statistics_.solver.stop_reason + ") at t = " +
-                             std::to_string(world.time) + " s");
+    throw SimulationDiverged("sap: contact solve failed (" + statistics_.solver.stop_reason +
+                             ") at t = " + std::to_string(world.time) + " s");
   }
   work.rigid_velocity = statistics_.solver.velocity.head(rigid_size);
   work.impulses = statistics_.solver.impulses;
@@ -483,8 +483,7 @@ std::unique_ptr<Formulation> MakeSap(const ParameterSet& parameters) {
 }  // namespace
 
 FormulationInfo SapInfo() {
-  return FormulationInfo{"sap",
-                         "implicit MPM and rigid bodies in one convex contact problem solved by SAP (seed 000)",
+  return FormulationInfo{"sap", "implicit MPM and rigid bodies in one convex contact problem solved by SAP (seed 000)",
                          SapOptions::Specs(), &MakeSap};
 }
 

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "formulations/contact/contact_model.h"
-#include "formulations/formulation.h"
-#include "formulations/linear_algebra/sparse_cholesky.h"
 #include "formulations/dynamics/implicit_mpm.h"
 #include "formulations/dynamics/rigid_contact_step.h"
 #include "formulations/dynamics/rigid_dofs.h"
+#include "formulations/formulation.h"
+#include "formulations/linear_algebra/sparse_cholesky.h"
 #include "formulations/solvers/sap_solver.h"
 #include "mpm/sparse_grid.h"
 
@@ -76,11 +76,11 @@ struct SapOptions {
 
 // What the last step did, beyond StepReport (for benchmarks and tests).
 struct SapStepStatistics {
-  int active_nodes = 0;             // grid nodes with mass
+  int active_nodes = 0;  // grid nodes with mass
   int rigid_unknowns = 0;
-  int participating_nodes = 0;      // nodes under contact particles
-  int problem_unknowns = 0;         // size of the SAP problem actually solved
-  double contact_margin = 0.0;      // the margin used this step [m]
+  int participating_nodes = 0;  // nodes under contact particles
+  int problem_unknowns = 0;     // size of the SAP problem actually solved
+  double contact_margin = 0.0;  // the margin used this step [m]
   bool used_schur = false;
   dynamics::ImplicitMpmSummary free_motion;
   solvers::SapSolverResults solver;

@@ -83,7 +83,8 @@ Eigen::VectorXd SchurComplement::Solve(const Eigen::VectorXd& rhs) const {
   }
   Eigen::VectorXd solution(rhs.size());
   for (std::size_t k = 0; k < other_dofs_.size(); ++k) solution[other_dofs_[k]] = other_solution[k];
-  for (std::size_t k = 0; k < participating_dofs_.size(); ++k) solution[participating_dofs_[k]] = participating_solution[k];
+  for (std::size_t k = 0; k < participating_dofs_.size(); ++k)
+    solution[participating_dofs_[k]] = participating_solution[k];
   return solution;
 }
 

@@ -40,9 +40,9 @@ class SchurComplement {
 
  private:
   linear_algebra::SparseCholesky* cholesky_ = nullptr;
-  std::vector<int> participating_dofs_;      // unknowns of P, in order
-  std::vector<int> other_dofs_;              // unknowns of N, in order
-  SparseMatrix coupling_;                    // A_NP (sparse)
+  std::vector<int> participating_dofs_;  // unknowns of P, in order
+  std::vector<int> other_dofs_;          // unknowns of N, in order
+  SparseMatrix coupling_;                // A_NP (sparse)
   Eigen::MatrixXd schur_;
   Eigen::LLT<Eigen::MatrixXd> schur_factorization_;
 };

@@ -5,8 +5,7 @@
 
 namespace contactlab::sap {
 
-SparseSapLinearSystem::SparseSapLinearSystem(const Eigen::MatrixXd& rigid_matrix,
-                                             const SparseMatrix& mpm_matrix,
+SparseSapLinearSystem::SparseSapLinearSystem(const Eigen::MatrixXd& rigid_matrix, const SparseMatrix& mpm_matrix,
                                              linear_algebra::SparseCholesky& cholesky)
     : rigid_matrix_(rigid_matrix), mpm_matrix_(mpm_matrix), cholesky_(cholesky) {
   rigid_size_ = static_cast<int>(rigid_matrix.rows());
@@ -70,8 +69,7 @@ void SparseSapLinearSystem::BuildPattern(const SapProblem& problem) {
   hessian_.resizeNonZeros(outer[size_]);
   std::copy(outer.begin(), outer.end(), hessian_.outerIndexPtr());
   for (int column = 0; column < size_; ++column) {
-    std::copy(rows_of_column[column].begin(), rows_of_column[column].end(),
-              hessian_.innerIndexPtr() + outer[column]);
+    std::copy(rows_of_column[column].begin(), rows_of_column[column].end(), hessian_.innerIndexPtr() + outer[column]);
   }
   const auto slot = [&](int row, int column) {
     const int* begin = hessian_.innerIndexPtr() + outer[column];

@@ -41,10 +41,10 @@ struct LineSample {
 using LineFunction = std::function<LineSample(double step)>;
 
 struct LineSearchResult {
-  double step = 0.0;        // α
-  int evaluations = 0;      // calls to the line function
-  bool success = true;      // false when ℓ'(0) ≥ 0 (not a descent direction)
-  std::string message;      // why it failed, or which rule accepted the step
+  double step = 0.0;    // α
+  int evaluations = 0;  // calls to the line function
+  bool success = true;  // false when ℓ'(0) ≥ 0 (not a descent direction)
+  std::string message;  // why it failed, or which rule accepted the step
 };
 
 // `initial` is the sample at α = 0 (already known to the caller).

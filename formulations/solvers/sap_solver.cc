@@ -31,8 +31,8 @@ void CheckProblem(const SapProblem& problem, int size) {
   if (problem.model == nullptr) throw std::invalid_argument("SapProblem: model is null");
   if (problem.free_motion_velocity.size() != size) {
     throw std::invalid_argument("SapProblem: free_motion_velocity has size " +
-                                std::to_string(problem.free_motion_velocity.size()) +
-                                ", the linear system " + std::to_string(size));
+                                std::to_string(problem.free_motion_velocity.size()) + ", the linear system " +
+                                std::to_string(size));
   }
   for (int c = 0; c < static_cast<int>(problem.constraints.size()); ++c) {
     for (const JacobianBlock& block : problem.constraints[c].jacobian) {
@@ -64,8 +64,7 @@ void AddJacobianTransposeProduct(const SapProblem& problem, const std::vector<Ve
 // ---------------------------------------------------------------------------------------
 // DenseSapLinearSystem.
 
-DenseSapLinearSystem::DenseSapLinearSystem(Eigen::MatrixXd dynamics_matrix)
-    : matrix_(std::move(dynamics_matrix)) {
+DenseSapLinearSystem::DenseSapLinearSystem(Eigen::MatrixXd dynamics_matrix) : matrix_(std::move(dynamics_matrix)) {
   if (matrix_.rows() != matrix_.cols()) {
     throw std::invalid_argument("DenseSapLinearSystem: the dynamics matrix is not square");
   }
@@ -110,8 +109,7 @@ std::string SapSolverOptions::Validate() const {
   using solvers::CheckPositive;
   for (const std::string& problem :
        {CheckNonNegative("relative_tolerance", relative_tolerance),
-        CheckNonNegative("absolute_tolerance", absolute_tolerance),
-        CheckPositive("max_iterations", max_iterations),
+        CheckNonNegative("absolute_tolerance", absolute_tolerance), CheckPositive("max_iterations", max_iterations),
         CheckNonNegative("cost_absolute_tolerance", cost_absolute_tolerance),
         CheckNonNegative("cost_relative_tolerance", cost_relative_tolerance), line_search.Validate()}) {
     if (!problem.empty()) return problem;
@@ -134,18 +132,17 @@ double SapCost(const SapProblem& problem, const SapLinearSystem& system, const E
 
 std::string SapSolverResults::BriefReport() const {
   std::ostringstream report;
-  report << "sap: " << (converged ? "converged" : "not converged") << " (" << stop_reason << ") after "
-         << iterations << " Newton iterations, " << line_search_evaluations
-         << " line-search evaluations, cost " << cost << ", residual/threshold " << residual << ", "
-         << impulses.size() << " constraints";
+  report << "sap: " << (converged ? "converged" : "not converged") << " (" << stop_reason << ") after " << iterations
+         << " Newton iterations, " << line_search_evaluations << " line-search evaluations, cost " << cost
+         << ", residual/threshold " << residual << ", " << impulses.size() << " constraints";
   return report.str();
 }
 
 // ---------------------------------------------------------------------------------------
 // The Newton loop (§1.3.3).
 
-SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system,
-                          const Eigen::VectorXd& initial_velocity, const SapSolverOptions& options) {
+SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system, const Eigen::VectorXd& initial_velocity,
+                          const SapSolverOptions& options) {
   if (const std::string problem_with_options = options.Validate(); !problem_with_options.empty()) {
     throw std::invalid_argument("SapSolverOptions: " + problem_with_options);
   }
@@ -203,11 +200,11 @@ SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system,
     const double optimality_residual = scaling.cwiseProduct(gradient).norm();
     const double optimality_threshold =
         options.absolute_tolerance +
-        options.relative_tolerance * std::max(scaling.cwiseProduct(momentum).norm(),
-                                              scaling.cwiseProduct(generalized_impulse).norm());
+        options.relative_tolerance *
+            std::max(scaling.cwiseProduct(momentum).norm(), scaling.cwiseProduct(generalized_impulse).norm());
     results.cost = cost;
     results.iterations = iteration;
-    results.residual = optimality_threshold > 0.0 ? optimality_residual / optimality_threshold
+    results.residual = optimality_threshold > 0.0   ? optimality_residual / optimality_threshold
                        : optimality_residual == 0.0 ? 0.0
                                                     : std::numeric_limits<double>::infinity();
     if (optimality_residual <= optimality_threshold) {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Core>
 #include <Eigen/Cholesky>
+#include <Eigen/Core>
 
 #include "formulations/contact/contact_model.h"
 #include "formulations/solvers/exact_line_search.h"
@@ -38,7 +38,7 @@ struct SapConstraint {
 };
 
 struct SapProblem {
-  Eigen::VectorXd free_motion_velocity;     // v* (size of the linear system)
+  Eigen::VectorXd free_motion_velocity;  // v* (size of the linear system)
   std::vector<SapConstraint> constraints;
   const contact::ContactModel* model = nullptr;
 };
@@ -103,10 +103,10 @@ struct SapSolverOptions {
 
 // Statistics of one Newton iteration (MuJoCo-style solver trace).
 struct SapIteration {
-  double cost = 0.0;                   // ℓ at the start of the iteration [J]
-  double optimality_residual = 0.0;    // ‖D ∇ℓ‖ [√J]
-  double optimality_threshold = 0.0;   // ε_a + ε_r max(‖D p‖, ‖D j_c‖) [√J]
-  double step = 0.0;                   // line-search α
+  double cost = 0.0;                  // ℓ at the start of the iteration [J]
+  double optimality_residual = 0.0;   // ‖D ∇ℓ‖ [√J]
+  double optimality_threshold = 0.0;  // ε_a + ε_r max(‖D p‖, ‖D j_c‖) [√J]
+  double step = 0.0;                  // line-search α
   int line_search_evaluations = 0;
 };
 
@@ -120,18 +120,18 @@ struct SapSolverResults {
   bool converged = false;
   // "optimality", "cost", "max_iterations", "line_search", "factorization".
   std::string stop_reason;
-  double residual = 0.0;                    // final ‖D∇ℓ‖ / threshold (≤ 1 when optimal)
+  double residual = 0.0;  // final ‖D∇ℓ‖ / threshold (≤ 1 when optimal)
   std::vector<SapIteration> history;
-  double factorization_seconds = 0.0;       // building and factoring H, and the Newton solves
-  double line_search_seconds = 0.0;         // inside the exact line search
-  std::string BriefReport() const;          // one line
+  double factorization_seconds = 0.0;  // building and factoring H, and the Newton solves
+  double line_search_seconds = 0.0;    // inside the exact line search
+  std::string BriefReport() const;     // one line
 };
 
 // ℓ(v) and its pieces, for tests and diagnostics.
 double SapCost(const SapProblem& problem, const SapLinearSystem& system, const Eigen::VectorXd& velocity);
 
 // Newton from `initial_velocity` (warm start; v* is the usual choice).
-SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system,
-                          const Eigen::VectorXd& initial_velocity, const SapSolverOptions& options);
+SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system, const Eigen::VectorXd& initial_velocity,
+                          const SapSolverOptions& options);
 
 }  // namespace contactlab::solvers

@@ -21,15 +21,14 @@ double CubicMinimizer(const Trial& a, const Trial& b) {
   const double high = std::max(a.step, b.step);
   const double margin = 0.1 * (high - low);
   double step = 0.5 * (low + high);
-  const double d1 = a.sample.derivative + b.sample.derivative -
-                    3.0 * (a.sample.value - b.sample.value) / (a.step - b.step);
+  const double d1 =
+      a.sample.derivative + b.sample.derivative - 3.0 * (a.sample.value - b.sample.value) / (a.step - b.step);
   const double discriminant = d1 * d1 - a.sample.derivative * b.sample.derivative;
   if (discriminant >= 0.0) {
     const double d2 = std::copysign(std::sqrt(discriminant), b.step - a.step);
     const double denominator = b.sample.derivative - a.sample.derivative + 2.0 * d2;
     if (denominator != 0.0) {
-      const double candidate =
-          b.step - (b.step - a.step) * (b.sample.derivative + d2 - d1) / denominator;
+      const double candidate = b.step - (b.step - a.step) * (b.sample.derivative + d2 - d1) / denominator;
       if (std::isfinite(candidate)) step = candidate;
     }
   }
@@ -71,8 +70,7 @@ WolfeLineSearchResult WolfeLineSearch(const MeritFunction& merit, const MeritSam
     return result;
   };
   auto sufficient = [&](const Trial& trial) {
-    return std::isfinite(trial.sample.value) &&
-           trial.sample.value <= initial.value + trial.step * decrease_slope;
+    return std::isfinite(trial.sample.value) && trial.sample.value <= initial.value + trial.step * decrease_slope;
   };
 
   // Zoom (Algorithm 3.6) between `low`, which satisfies sufficient decrease with the lowest φ

@@ -32,9 +32,9 @@ struct MeritSample {
 using MeritFunction = std::function<MeritSample(double step)>;
 
 struct WolfeLineSearchResult {
-  double step = 0.0;          // accepted α (0 when nothing decreased φ)
-  MeritSample sample;         // φ and φ' at the accepted step
-  int evaluations = 0;        // calls to the merit function
+  double step = 0.0;             // accepted α (0 when nothing decreased φ)
+  MeritSample sample;            // φ and φ' at the accepted step
+  int evaluations = 0;           // calls to the merit function
   bool wolfe_satisfied = false;  // both strong Wolfe conditions hold at `step`
   // False when no trial step decreased φ below φ(0): the caller should stop.
   bool decreased = false;

@@ -8,8 +8,7 @@
 
 namespace contactlab::mpm {
 
-LameParameters LameParameters::FromYoungsModulus(double youngs_modulus_pa,
-                                                 double poisson_ratio) {
+LameParameters LameParameters::FromYoungsModulus(double youngs_modulus_pa, double poisson_ratio) {
   // The conversion is finite and physical only for E > 0 and -1 < ν < 1/2.
   if (!(youngs_modulus_pa > 0.0) || !std::isfinite(youngs_modulus_pa)) {
     throw std::invalid_argument("Young's modulus must be positive and finite");
@@ -20,8 +19,7 @@ LameParameters LameParameters::FromYoungsModulus(double youngs_modulus_pa,
   // μ_L = E / (2(1 + ν)), λ = E ν / ((1 + ν)(1 − 2ν))  [Pa]; spec-sap-qn §2.
   LameParameters lame;
   lame.shear_modulus = youngs_modulus_pa / (2.0 * (1.0 + poisson_ratio));
-  lame.first_lame_parameter =
-      youngs_modulus_pa * poisson_ratio / ((1.0 + poisson_ratio) * (1.0 - 2.0 * poisson_ratio));
+  lame.first_lame_parameter = youngs_modulus_pa * poisson_ratio / ((1.0 + poisson_ratio) * (1.0 - 2.0 * poisson_ratio));
   return lame;
 }
 
@@ -47,8 +45,7 @@ std::string_view ToString(ConstitutiveModelKind kind) {
   throw std::invalid_argument("unknown constitutive model kind");
 }
 
-std::unique_ptr<ConstitutiveModel> MakeConstitutiveModel(ConstitutiveModelKind kind,
-                                                         LameParameters lame) {
+std::unique_ptr<ConstitutiveModel> MakeConstitutiveModel(ConstitutiveModelKind kind, LameParameters lame) {
   switch (kind) {
     case ConstitutiveModelKind::kFixedCorotated:
       return std::make_unique<FixedCorotatedModel>(lame);

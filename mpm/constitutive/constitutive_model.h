@@ -16,7 +16,7 @@ namespace contactlab::mpm {
 
 // Lamé parameters from Young's modulus and Poisson's ratio.
 struct LameParameters {
-  double shear_modulus = 0.0;        // μ_L [Pa]
+  double shear_modulus = 0.0;         // μ_L [Pa]
   double first_lame_parameter = 0.0;  // λ [Pa]
   static LameParameters FromYoungsModulus(double youngs_modulus_pa, double poisson_ratio);
 };
@@ -27,11 +27,9 @@ class ConstitutiveModel {
   virtual std::string_view name() const = 0;
 
   // Energy density Ψ(F) [J/m³ = Pa].
-  virtual double EnergyDensity(const Matrix3& deformation_gradient,
-                               const Matrix3& reference_rotation) const = 0;
+  virtual double EnergyDensity(const Matrix3& deformation_gradient, const Matrix3& reference_rotation) const = 0;
   // First Piola–Kirchhoff stress P = ∂Ψ/∂F [Pa].
-  virtual Matrix3 FirstPiolaStress(const Matrix3& deformation_gradient,
-                                   const Matrix3& reference_rotation) const = 0;
+  virtual Matrix3 FirstPiolaStress(const Matrix3& deformation_gradient, const Matrix3& reference_rotation) const = 0;
   // dP/dF [Pa], column-major flattening (see Matrix9). Symmetric for hyperelastic models.
   virtual Matrix9 FirstPiolaStressDerivative(const Matrix3& deformation_gradient,
                                              const Matrix3& reference_rotation) const = 0;
@@ -43,7 +41,6 @@ enum class ConstitutiveModelKind { kFixedCorotated, kLinearCorotated };
 bool ParseConstitutiveModelKind(std::string_view text, ConstitutiveModelKind* kind);
 std::string_view ToString(ConstitutiveModelKind kind);
 
-std::unique_ptr<ConstitutiveModel> MakeConstitutiveModel(ConstitutiveModelKind kind,
-                                                         LameParameters lame);
+std::unique_ptr<ConstitutiveModel> MakeConstitutiveModel(ConstitutiveModelKind kind, LameParameters lame);
 
 }  // namespace contactlab::mpm

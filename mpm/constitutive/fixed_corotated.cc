@@ -27,20 +27,15 @@ Matrix3 Cofactor(const Matrix3& matrix) {
 // δ(J F⁻ᵀ) = J(F⁻ᵀ : δF)F⁻ᵀ − J F⁻ᵀ δFᵀ F⁻ᵀ of spec-penalty-hybrid §1.5 for invertible F.
 Matrix3 CofactorDifferential(const Matrix3& matrix, const Matrix3& direction) {
   Matrix3 differential;
-  differential.col(0) =
-      direction.col(1).cross(matrix.col(2)) + matrix.col(1).cross(direction.col(2));
-  differential.col(1) =
-      direction.col(2).cross(matrix.col(0)) + matrix.col(2).cross(direction.col(0));
-  differential.col(2) =
-      direction.col(0).cross(matrix.col(1)) + matrix.col(0).cross(direction.col(1));
+  differential.col(0) = direction.col(1).cross(matrix.col(2)) + matrix.col(1).cross(direction.col(2));
+  differential.col(1) = direction.col(2).cross(matrix.col(0)) + matrix.col(2).cross(direction.col(0));
+  differential.col(2) = direction.col(0).cross(matrix.col(1)) + matrix.col(0).cross(direction.col(1));
   return differential;
 }
 
 Matrix3 CrossProductMatrix(const Vector3& vector) {
   Matrix3 cross;
-  cross << 0.0, -vector.z(), vector.y(),
-           vector.z(), 0.0, -vector.x(),
-           -vector.y(), vector.x(), 0.0;
+  cross << 0.0, -vector.z(), vector.y(), vector.z(), 0.0, -vector.x(), -vector.y(), vector.x(), 0.0;
   return cross;
 }
 
@@ -71,8 +66,8 @@ Matrix3 FixedCorotatedModel::FirstPiolaStress(const Matrix3& deformation_gradien
          lame_.first_lame_parameter * (volume_ratio - 1.0) * Cofactor(deformation_gradient);
 }
 
-Matrix9 FixedCorotatedModel::FirstPiolaStressDerivative(
-    const Matrix3& deformation_gradient, const Matrix3& /*reference_rotation*/) const {
+Matrix9 FixedCorotatedModel::FirstPiolaStressDerivative(const Matrix3& deformation_gradient,
+                                                        const Matrix3& /*reference_rotation*/) const {
   // Signed SVD F = U diag(σ) Vᵀ, so R = U Vᵀ and S = V diag(σ) Vᵀ.
   const SignedSvd svd = ComputeSignedSvd(deformation_gradient);
   const Matrix3 cofactor = Cofactor(deformation_gradient);
@@ -99,15 +94,13 @@ Matrix9 FixedCorotatedModel::FirstPiolaStressDerivative(
     const Matrix3 skew = rotated_direction - rotated_direction.transpose();
     const Vector3 skew_axial(skew(2, 1), skew(0, 2), skew(1, 0));
     const Vector3 rotation_rate = skew_axial.cwiseQuotient(singular_value_sums);
-    const Matrix3 rotation_differential =
-        svd.u * CrossProductMatrix(rotation_rate) * svd.v.transpose();
+    const Matrix3 rotation_differential = svd.u * CrossProductMatrix(rotation_rate) * svd.v.transpose();
 
     // δP = 2μ_L(δF − δR) + λ(J F⁻ᵀ : δF) J F⁻ᵀ + λ(J − 1) δ(J F⁻ᵀ)  (spec-penalty-hybrid §1.5).
     const Matrix3 stress_differential =
         2.0 * shear_modulus * (direction - rotation_differential) +
         first_lame_parameter * cofactor(column % 3, column / 3) * cofactor +
-        first_lame_parameter * (volume_ratio - 1.0) *
-            CofactorDifferential(deformation_gradient, direction);
+        first_lame_parameter * (volume_ratio - 1.0) * CofactorDifferential(deformation_gradient, direction);
     derivative.col(column) = Eigen::Map<const Vector9>(stress_differential.data());
   }
   return derivative;

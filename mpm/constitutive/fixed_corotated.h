@@ -15,10 +15,8 @@ class FixedCorotatedModel final : public ConstitutiveModel {
   explicit FixedCorotatedModel(LameParameters lame) : lame_(lame) {}
 
   std::string_view name() const override { return "fixed_corotated"; }
-  double EnergyDensity(const Matrix3& deformation_gradient,
-                       const Matrix3& reference_rotation) const override;
-  Matrix3 FirstPiolaStress(const Matrix3& deformation_gradient,
-                           const Matrix3& reference_rotation) const override;
+  double EnergyDensity(const Matrix3& deformation_gradient, const Matrix3& reference_rotation) const override;
+  Matrix3 FirstPiolaStress(const Matrix3& deformation_gradient, const Matrix3& reference_rotation) const override;
   // Analytic dP/dF from the differential of spec-penalty-hybrid §1.5. Where two signed
   // singular values sum to nearly zero (near inversion) the rotation derivative is
   // regularized, see fixed_corotated.cc.

@@ -14,10 +14,8 @@ class LinearCorotatedModel final : public ConstitutiveModel {
   explicit LinearCorotatedModel(LameParameters lame) : lame_(lame) {}
 
   std::string_view name() const override { return "linear_corotated"; }
-  double EnergyDensity(const Matrix3& deformation_gradient,
-                       const Matrix3& reference_rotation) const override;
-  Matrix3 FirstPiolaStress(const Matrix3& deformation_gradient,
-                           const Matrix3& reference_rotation) const override;
+  double EnergyDensity(const Matrix3& deformation_gradient, const Matrix3& reference_rotation) const override;
+  Matrix3 FirstPiolaStress(const Matrix3& deformation_gradient, const Matrix3& reference_rotation) const override;
   // Independent of F: δP = μ_L δF + μ_L R0 δFᵀ R0 + λ (R0 : δF) R0.
   Matrix9 FirstPiolaStressDerivative(const Matrix3& deformation_gradient,
                                      const Matrix3& reference_rotation) const override;

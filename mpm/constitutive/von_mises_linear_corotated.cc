@@ -22,8 +22,7 @@ constexpr double kMinimumReciprocalCondition = 1e-8;
 
 // Index pairs (row, column) of the upper triangle, in the order of the unknowns
 // s = (Ṽ11, Ṽ12, Ṽ13, Ṽ22, Ṽ23, Ṽ33).
-constexpr std::array<std::pair<int, int>, 6> kUpperTriangle = {
-    {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}}};
+constexpr std::array<std::pair<int, int>, 6> kUpperTriangle = {{{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}}};
 
 Vector6 UpperTriangleVector(const Matrix3& symmetric) {
   Vector6 vector;
@@ -53,8 +52,7 @@ Matrix6 SymmetricProductMatrix(const Matrix3& relative_rotation) {
     Matrix3 basis = Matrix3::Zero();
     basis(row, column) = 1.0;
     basis(column, row) = 1.0;
-    const Matrix3 image =
-        0.5 * (relative_rotation * basis + basis * relative_rotation.transpose());
+    const Matrix3 image = 0.5 * (relative_rotation * basis + basis * relative_rotation.transpose());
     matrix.col(k) = UpperTriangleVector(image);
   }
   return matrix;
@@ -63,8 +61,8 @@ Matrix6 SymmetricProductMatrix(const Matrix3& relative_rotation) {
 }  // namespace
 
 VonMisesReturnResult VonMisesReturnMap(const Matrix3& trial_elastic_deformation_gradient,
-                                       const Matrix3& reference_rotation,
-                                       double yield_stress_pa, double shear_modulus_pa) {
+                                       const Matrix3& reference_rotation, double yield_stress_pa,
+                                       double shear_modulus_pa) {
   if (!(shear_modulus_pa > 0.0)) {
     throw std::invalid_argument("VonMisesReturnMap: shear modulus must be positive");
   }
@@ -101,12 +99,10 @@ VonMisesReturnResult VonMisesReturnMap(const Matrix3& trial_elastic_deformation_
   result.yielded = true;
 
   // Step 3: radial projection onto the cylinder, σ̃ = σ̄ + (r/‖σ − σ̄‖)(σ − σ̄) (seed 000 eq. 25).
-  const Vector3 projected_sigma =
-      Vector3::Constant(mean) + (radius / deviatoric_norm) * deviatoric;
+  const Vector3 projected_sigma = Vector3::Constant(mean) + (radius / deviatoric_norm) * deviatoric;
 
   // Step 4: S̃ = U diag(σ̃) Uᵀ.
-  const Matrix3 projected_stretch =
-      eigenvectors * projected_sigma.asDiagonal() * eigenvectors.transpose();
+  const Matrix3 projected_stretch = eigenvectors * projected_sigma.asDiagonal() * eigenvectors.transpose();
 
   // Step 4 (continued): solve ½(Q Ṽ + Ṽ Qᵀ) = S̃ for symmetric Ṽ, Q = R0ᵀR (seed 000
   // eq. 26), with a fully pivoted LU.
@@ -127,8 +123,7 @@ VonMisesReturnResult VonMisesReturnMap(const Matrix3& trial_elastic_deformation_
     result.elastic_deformation_gradient = reference_rotation * projected_stretch;
   }
   // R0 for the next step: polar rotation of F̃^E (= R when Ṽ is positive definite).
-  result.next_reference_rotation =
-      ComputePolarDecomposition(result.elastic_deformation_gradient).rotation;
+  result.next_reference_rotation = ComputePolarDecomposition(result.elastic_deformation_gradient).rotation;
   return result;
 }
 

@@ -18,7 +18,7 @@ struct VonMisesReturnResult {
 // the previous step. Eigenvalues of S are projected (the paper's choice); the symmetric
 // stretch is recovered from the 6x6 system of eq. 26.
 VonMisesReturnResult VonMisesReturnMap(const Matrix3& trial_elastic_deformation_gradient,
-                                       const Matrix3& reference_rotation,
-                                       double yield_stress_pa, double shear_modulus_pa);
+                                       const Matrix3& reference_rotation, double yield_stress_pa,
+                                       double shear_modulus_pa);
 
 }  // namespace contactlab::mpm

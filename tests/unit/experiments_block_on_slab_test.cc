@@ -118,17 +118,19 @@ class BlockOnSlabEveryFormulation : public ::testing::TestWithParam<std::string>
 
 TEST_P(BlockOnSlabEveryFormulation, ShortRunRecordsEverySeriesAndTheSlabCarriesTheBlock) {
   // 32 particles (h 0.05 m), ten steps of 10 ms.
-  const std::map<std::string, double> summary = RunAndSummarize(
-      GetParam(), {"grid_spacing=0.05", "duration=0.1", "settle_time=0.01"},
-      {"compression", "analytic_compression", "uniaxial_stress_compression", "final_bottom_height", "sinking_rate",
-       "height_error", "equilibrium_height", "max_tilt"});
+  const std::map<std::string, double> summary =
+      RunAndSummarize(GetParam(), {"grid_spacing=0.05", "duration=0.1", "settle_time=0.01"},
+                      {"compression", "analytic_compression", "uniaxial_stress_compression", "final_bottom_height",
+                       "sinking_rate", "height_error", "equilibrium_height", "max_tilt"});
   for (const auto& [name, value] : summary) EXPECT_TRUE(std::isfinite(value)) << name;
   // The slab is squeezed, not stretched, and the block is still above the ground.
   EXPECT_GT(summary.at("compression"), 0.0);
   EXPECT_GT(summary.at("final_bottom_height"), 0.0);
 }
 
-std::string FormulationName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+std::string FormulationName(const ::testing::TestParamInfo<std::string>& info) {
+  return info.param;
+}
 
 INSTANTIATE_TEST_SUITE_P(BlockOnSlab, BlockOnSlabEveryFormulation,
                          ::testing::Values("penalty", "sap", "quasi_newton", "hybrid_impulse"), FormulationName);
@@ -147,8 +149,7 @@ class BlockOnSlabAtRest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(BlockOnSlabAtRest, BlockComesToRestAtTheUniaxialStrainCompression) {
   const std::map<std::string, double> summary = RunAndSummarize(
-      GetParam(),
-      {"grid_spacing=0.02", "poisson_ratio=0", "slab_thickness=0.1", "duration=0.6", "settle_time=0.3"},
+      GetParam(), {"grid_spacing=0.02", "poisson_ratio=0", "slab_thickness=0.1", "duration=0.6", "settle_time=0.3"},
       {"compression", "analytic_compression", "compression_error", "sinking_rate", "height_error", "layer_span",
        "max_tilt"});
   const double analytic = summary.at("analytic_compression");

@@ -66,20 +66,23 @@ std::string WriteBadToml() {
 
 INSTANTIATE_TEST_SUITE_P(
     Cli, BadInput,
-    testing::Values(BadInputCase{"run no_such_scene -f hybrid_impulse", "no_such_scene"},
-                    BadInputCase{"run ball_on_slope -f no_such_formulation", "no_such_formulation"},
-                    BadInputCase{"run ball_on_slope -f hybrid_impulse --set no_such_key=1", "no_such_key"},
-                    BadInputCase{"run ball_on_slope -f hybrid_impulse --set mu=abc", "'mu'"},
-                    BadInputCase{"run ball_on_slope -f hybrid_impulse --set density=-1", "'density'"},
-                    BadInputCase{"run ball_on_slope -f hybrid_impulse --set density=0", "'density'"},
-                    BadInputCase{"run ball_on_slope -f hybrid_impulse --set poisson_ratio=0.5", "'poisson_ratio'"},
-                    BadInputCase{"run ball_on_slope -f hybrid_impulse --set dt=0", "'dt'"},
-                    BadInputCase{"run ball_on_slope -f hybrid_impulse --set dt=-0.01", "'dt'"},
-                    BadInputCase{"run ball_on_slope -f hybrid_impulse --set hybrid_impulse.cfl=2", "hybrid_impulse.cfl"},
-                    BadInputCase{"run ball_on_slope -f hybrid_impulse --config /no/such/file.toml", "/no/such/file.toml"},
-                    BadInputCase{"run ball_on_slope -f hybrid_impulse --config " + WriteBadToml(), "speed_of_light"}));
+    testing::Values(
+        BadInputCase{"run no_such_scene -f hybrid_impulse", "no_such_scene"},
+        BadInputCase{"run ball_on_slope -f no_such_formulation", "no_such_formulation"},
+        BadInputCase{"run ball_on_slope -f hybrid_impulse --set no_such_key=1", "no_such_key"},
+        BadInputCase{"run ball_on_slope -f hybrid_impulse --set mu=abc", "'mu'"},
+        BadInputCase{"run ball_on_slope -f hybrid_impulse --set density=-1", "'density'"},
+        BadInputCase{"run ball_on_slope -f hybrid_impulse --set density=0", "'density'"},
+        BadInputCase{"run ball_on_slope -f hybrid_impulse --set poisson_ratio=0.5", "'poisson_ratio'"},
+        BadInputCase{"run ball_on_slope -f hybrid_impulse --set dt=0", "'dt'"},
+        BadInputCase{"run ball_on_slope -f hybrid_impulse --set dt=-0.01", "'dt'"},
+        BadInputCase{"run ball_on_slope -f hybrid_impulse --set hybrid_impulse.cfl=2", "hybrid_impulse.cfl"},
+        BadInputCase{"run ball_on_slope -f hybrid_impulse --config /no/such/file.toml", "/no/such/file.toml"},
+        BadInputCase{"run ball_on_slope -f hybrid_impulse --config " + WriteBadToml(), "speed_of_light"}));
 
-bool HasObject(hid_t file, const char* path) { return H5Lexists(file, path, H5P_DEFAULT) > 0; }
+bool HasObject(hid_t file, const char* path) {
+  return H5Lexists(file, path, H5P_DEFAULT) > 0;
+}
 
 TEST(Cli, ShortBallOnSlopeRunWritesACompleteFile) {
   const auto output = TemporaryPath("ball.h5");
@@ -87,7 +90,8 @@ TEST(Cli, ShortBallOnSlopeRunWritesACompleteFile) {
   const CommandResult result = RunContactlab(
       "run ball_on_slope -f hybrid_impulse --config " + std::string(CONTACTLAB_SOURCE_DIR) +
       "/data/scenes/ball_on_slope.toml --set grid_spacing=0.25 --set particles_per_cell=8 --set duration=0.25 "
-      "--set dt=0.05 --out " + output.string());
+      "--set dt=0.05 --out " +
+      output.string());
   ASSERT_EQ(result.exit_code, 0) << result.output;
   // The resolved configuration is printed at start.
   EXPECT_NE(result.output.find("grid_spacing = 0.25"), std::string::npos) << result.output;
@@ -117,7 +121,8 @@ TEST(Cli, ShortSqueezedCubeRunWritesForcesAndSummary) {
   std::filesystem::remove(output);
   const CommandResult result = RunContactlab(
       "run squeezed_cube -f hybrid_impulse --set grid_spacing=0.02 --set duration=0.05 --set dt=0.01 "
-      "--set averaging_window=0.02 --quiet --out " + output.string());
+      "--set averaging_window=0.02 --quiet --out " +
+      output.string());
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const hid_t file = H5Fopen(output.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
@@ -148,7 +153,6 @@ TEST(Config, ResolvedTomlReadsBackToTheSameValuesAndRunId) {
   EXPECT_EQ(RunId(ToToml(again, "ball_on_slope", "hybrid_impulse")), RunId(text));
   EXPECT_EQ(RunId(text).size(), 12u);
 }
-
 
 // A scene file with one table per formulation: the running formulation's table applies, the
 // others are checked and ignored, and a shared key inside a formulation's table wins over the
@@ -239,9 +243,10 @@ TEST(Config, AutoKeysTakeAutoOrAValueOfTheirType) {
 TEST(Cli, RunFileRecordsTheValuesUsedForAutoKeys) {
   const auto output = TemporaryPath("auto_used.h5");
   std::filesystem::remove(output);
-  const CommandResult result =
-      RunContactlab("run squeezed_cube -f quasi_newton --set grid_spacing=0.025 --set dt=0.002 --set duration=0.004 "
-                    "--set averaging_window=0.002 --quiet --out " + output.string());
+  const CommandResult result = RunContactlab(
+      "run squeezed_cube -f quasi_newton --set grid_spacing=0.025 --set dt=0.002 --set duration=0.004 "
+      "--set averaging_window=0.002 --quiet --out " +
+      output.string());
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const hid_t file = H5Fopen(output.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);

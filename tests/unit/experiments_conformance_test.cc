@@ -59,7 +59,9 @@ double ParticleMass(const World& world) {
   return mass;
 }
 
-void PrintTo(const Cell& cell, std::ostream* out) { *out << cell.scenario << " under " << cell.formulation; }
+void PrintTo(const Cell& cell, std::ostream* out) {
+  *out << cell.scenario << " under " << cell.formulation;
+}
 
 class Conformance : public ::testing::TestWithParam<Cell> {};
 
@@ -93,7 +95,8 @@ TEST_P(Conformance, ShortRunKeepsTheStepReportContract) {
     EXPECT_NEAR(world.time - time_before, dt, 1e-9 * dt);
     // Finite state.
     for (std::size_t p = 0; p < world.particles.size(); ++p) {
-      ASSERT_TRUE(world.particles.position[p].allFinite() && world.particles.velocity[p].allFinite()) << "particle " << p;
+      ASSERT_TRUE(world.particles.position[p].allFinite() && world.particles.velocity[p].allFinite())
+          << "particle " << p;
     }
     for (const rigid::RigidBody& body : world.bodies) {
       ASSERT_TRUE(body.pose.position.allFinite() && body.linear_velocity.allFinite()) << body.name;
@@ -136,7 +139,8 @@ TEST_P(Conformance, ShortRunKeepsTheStepReportContract) {
     // momentum scale of the unknowns, which bounds the sum of the residual's rows
     // (|Σ g_i| ≤ √(Σ m) ‖M^(-1/2) g‖, spec-sap-qn Y1 and spec-penalty-hybrid A2 scalings).
     double all_mass = particle_mass, max_speed = 0.0, impulse_scale = 0.0;
-    for (std::size_t p = 0; p < world.particles.size(); ++p) max_speed = std::max(max_speed, world.particles.velocity[p].norm());
+    for (std::size_t p = 0; p < world.particles.size(); ++p)
+      max_speed = std::max(max_speed, world.particles.velocity[p].norm());
     for (const rigid::RigidBody& body : world.bodies) {
       if (body.has_finite_mass()) all_mass += body.mass;
     }

@@ -84,9 +84,8 @@ TEST(DoughRolling, PinFollowsThePrescribedTrajectoryAtEveryPhaseBoundary) {
     double time, x, depth, yaw;
   };
   const Boundary boundaries[] = {
-      {0.0, 0.0, -clearance, 0.0},  {1.0, 0.0, 0.02, 0.0},    {3.0, -0.15, 0.02, 0.0},
-      {3.5, -0.15, -0.03, 0.0},     {5.0, 0.0, -0.03, yaw},   {5.5, 0.0, 0.02, yaw},
-      {7.5, 0.12, 0.02, yaw},       {9.5, 0.0, 0.03, yaw},
+      {0.0, 0.0, -clearance, 0.0}, {1.0, 0.0, 0.02, 0.0}, {3.0, -0.15, 0.02, 0.0}, {3.5, -0.15, -0.03, 0.0},
+      {5.0, 0.0, -0.03, yaw},      {5.5, 0.0, 0.02, yaw}, {7.5, 0.12, 0.02, yaw},  {9.5, 0.0, 0.03, yaw},
   };
   for (const Boundary& boundary : boundaries) {
     tree.set_time(boundary.time);

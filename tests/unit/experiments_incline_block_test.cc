@@ -12,10 +12,10 @@
 
 #include "experiments/run_recorder.h"
 #include "experiments/scenario.h"
-#include "registry/registered_formulations.h"
-#include "scene_test_support.h"
 #include "experiments/scenarios/incline_block.h"
 #include "mpm/sampling.h"
+#include "registry/registered_formulations.h"
+#include "scene_test_support.h"
 
 namespace contactlab::experiments {
 namespace {
@@ -96,7 +96,9 @@ TEST(InclineBlock, BadCombinationsNameTheirKeys) {
 }
 
 // Presence of an HDF5 link (each parent must exist, so check them in order).
-bool Exists(hid_t file, const std::string& path) { return H5Lexists(file, path.c_str(), H5P_DEFAULT) > 0; }
+bool Exists(hid_t file, const std::string& path) {
+  return H5Lexists(file, path.c_str(), H5P_DEFAULT) > 0;
+}
 
 double ReadSummaryDouble(hid_t file, const std::string& name) {
   double value = std::nan("");
@@ -127,8 +129,8 @@ TEST(InclineBlock, ShortSapRunRecordsObservablesAndSummary) {
   for (const char* name : {"com_speed", "com_displacement", "normal_force", "tangential_force", "force_ratio"}) {
     EXPECT_TRUE(Exists(file, std::string("/analytic/") + name)) << name;
   }
-  for (const char* name : {"max_rel_error", "max_cone_margin", "regime", "final_displacement",
-                           "sliding_force_ratio", "stop_speed", "settle_time"}) {
+  for (const char* name : {"max_rel_error", "max_cone_margin", "regime", "final_displacement", "sliding_force_ratio",
+                           "stop_speed", "settle_time"}) {
     EXPECT_GT(H5Aexists_by_name(file, "summary", name, H5P_DEFAULT), 0) << name;
   }
   // μ = 0.1 keeps sliding: no stop, measured or analytic.
@@ -166,8 +168,7 @@ void ExpectRecordsBalanceTheWrench(const std::string& formulation_name, const st
       EXPECT_GT(wrench.norm(), 0.0);
       ++checked;
     }
-    EXPECT_LT((total + wrench).norm(), 1e-12 * std::max(1.0, wrench.norm()))
-        << formulation_name << " step " << step;
+    EXPECT_LT((total + wrench).norm(), 1e-12 * std::max(1.0, wrench.norm())) << formulation_name << " step " << step;
   }
   EXPECT_GT(checked, 0) << formulation_name;
 }

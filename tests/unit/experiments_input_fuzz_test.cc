@@ -92,8 +92,16 @@ class Mutator {
           input.resize(Pick(input.size() + 1));
           break;
         case 8: {  // replace a number-looking run of characters by an extreme value
-          static const char* extremes[] = {"1e308", "-1e308", "nan", "inf", "-0", "9223372036854775807",
-                                           "-9223372036854775808", "99999999999999999999", "1e-320", "0"};
+          static const char* extremes[] = {"1e308",
+                                           "-1e308",
+                                           "nan",
+                                           "inf",
+                                           "-0",
+                                           "9223372036854775807",
+                                           "-9223372036854775808",
+                                           "99999999999999999999",
+                                           "1e-320",
+                                           "0"};
           const std::size_t at = input.find_first_of("0123456789", Pick(input.size() + 1));
           if (at == std::string::npos) break;
           const std::size_t end = input.find_first_not_of("0123456789.e-+", at);
@@ -145,8 +153,7 @@ class InputFuzz : public testing::Test {
     FuzzTally tally;
     for (std::int64_t i = 0; i < inputs_; ++i) {
       // One input in ten is random bytes, the rest mutated files.
-      const std::string input =
-          i % 10 == 9 ? mutator.RandomBytes(mutator.Pick(512)) : mutator.Mutate(corpus, tokens);
+      const std::string input = i % 10 == 9 ? mutator.RandomBytes(mutator.Pick(512)) : mutator.Mutate(corpus, tokens);
       const auto start = std::chrono::steady_clock::now();
       try {
         read(input);
@@ -189,20 +196,51 @@ std::vector<std::string> FilesIn(const fs::path& folder, const std::string& exte
   return contents;
 }
 
-const std::vector<std::string> kTomlTokens = {
-    "[", "]", "[[", "]]", "=", "\"", "'", "\"\"\"", "\n", "#", ".", ",", "{", "}", "\\u0000", "\\", "true",
-    "[sap]\n", "[penalty.contact]\n", "[quasi_newton]\nsubsteps = \"auto\"\n", "mu = ", "dt = 0\n",
-    "duration = 1e308\n", "grid_spacing = -1\n", "[base]\n", "[axes]\n", "[[zip]]\n", "[sweep]\n",
-    "formulation = [\"sap\", \"penalty\"]\n", "mu = [", std::string(300, '['), std::string(300, '{'),
-    "a = " + std::string(200, '[') + std::string(200, ']') + "\n", "x = 1979-05-27T07:32:00Z\n",
-    std::string("\0", 1), "\xff\xfe", "\xc3\x28"};
+const std::vector<std::string> kTomlTokens = {"[",
+                                              "]",
+                                              "[[",
+                                              "]]",
+                                              "=",
+                                              "\"",
+                                              "'",
+                                              "\"\"\"",
+                                              "\n",
+                                              "#",
+                                              ".",
+                                              ",",
+                                              "{",
+                                              "}",
+                                              "\\u0000",
+                                              "\\",
+                                              "true",
+                                              "[sap]\n",
+                                              "[penalty.contact]\n",
+                                              "[quasi_newton]\nsubsteps = \"auto\"\n",
+                                              "mu = ",
+                                              "dt = 0\n",
+                                              "duration = 1e308\n",
+                                              "grid_spacing = -1\n",
+                                              "[base]\n",
+                                              "[axes]\n",
+                                              "[[zip]]\n",
+                                              "[sweep]\n",
+                                              "formulation = [\"sap\", \"penalty\"]\n",
+                                              "mu = [",
+                                              std::string(300, '['),
+                                              std::string(300, '{'),
+                                              "a = " + std::string(200, '[') + std::string(200, ']') + "\n",
+                                              "x = 1979-05-27T07:32:00Z\n",
+                                              std::string("\0", 1),
+                                              "\xff\xfe",
+                                              "\xc3\x28"};
 
 TEST_F(InputFuzz, SceneFiles) {
   const std::vector<std::string> corpus = FilesIn(fs::path(CONTACTLAB_SOURCE_DIR) / "data" / "scenes", ".toml");
   ASSERT_FALSE(corpus.empty());
   std::vector<std::pair<std::string, std::string>> pairs;  // scenario, formulation
   for (const ScenarioInfo& scenario : RegisteredScenarios()) {
-    for (const FormulationInfo& formulation : RegisteredFormulations()) pairs.emplace_back(scenario.name, formulation.name);
+    for (const FormulationInfo& formulation : RegisteredFormulations())
+      pairs.emplace_back(scenario.name, formulation.name);
   }
   const fs::path file = directory_ / "scene.toml";
   std::size_t next = 0;
@@ -247,16 +285,36 @@ TEST_F(InputFuzz, ManifestLines) {
   std::vector<std::string> corpus;
   const std::string scenes = (fs::path(CONTACTLAB_SOURCE_DIR) / "data" / "scenes").string();
   for (const std::string name : {"ball_on_slope", "squeezed_cube"}) {
-    for (const ManifestEntry& entry : ExpandSweep(LoadSweep(fs::path(CONTACTLAB_SOURCE_DIR) / "data" / "sweeps" /
-                                                            (name + ".toml")))) {
+    for (const ManifestEntry& entry :
+         ExpandSweep(LoadSweep(fs::path(CONTACTLAB_SOURCE_DIR) / "data" / "sweeps" / (name + ".toml")))) {
       corpus.push_back(ToJsonLine(entry));
     }
   }
   ASSERT_FALSE(corpus.empty());
-  const std::vector<std::string> tokens = {
-      "{", "}", "[", "]", ":", ",", "\"", "\\", "\\u0000", "\\ud800", "null", "true", "1e400", "-1",
-      "\"run_id\":\"../../x\",", "\"index\":-5,", "\"parameters\":[],", "\"swept\":1,", std::string(600, '['),
-      std::string(600, '{'), "\"mu\":{\"a\":1},", "\"formulation\":\"nope\",", "\xff", "\xc3\x28"};
+  const std::vector<std::string> tokens = {"{",
+                                           "}",
+                                           "[",
+                                           "]",
+                                           ":",
+                                           ",",
+                                           "\"",
+                                           "\\",
+                                           "\\u0000",
+                                           "\\ud800",
+                                           "null",
+                                           "true",
+                                           "1e400",
+                                           "-1",
+                                           "\"run_id\":\"../../x\",",
+                                           "\"index\":-5,",
+                                           "\"parameters\":[],",
+                                           "\"swept\":1,",
+                                           std::string(600, '['),
+                                           std::string(600, '{'),
+                                           "\"mu\":{\"a\":1},",
+                                           "\"formulation\":\"nope\",",
+                                           "\xff",
+                                           "\xc3\x28"};
   const fs::path out_dir = directory_ / "runs";
   const FuzzTally tally = Fuzz<InputError>("manifest_line", corpus, tokens, [&](const std::string& input) {
     const ManifestEntry entry = FromJsonLine(input, "fuzz:1");
@@ -286,8 +344,8 @@ TEST_F(InputFuzz, RunFiles) {
     }
     corpus.push_back(ReadBytes(path));
   }
-  const std::vector<std::string> tokens = {std::string(8, '\0'), std::string(8, '\xff'), "\x89HDF\r\n\x1a\n",
-                                           "TREE", "HEAP", "SNOD", "OHDR", "GCOL"};
+  const std::vector<std::string> tokens = {
+      std::string(8, '\0'), std::string(8, '\xff'), "\x89HDF\r\n\x1a\n", "TREE", "HEAP", "SNOD", "OHDR", "GCOL"};
   // HDF5 1.10 crashes on some of these files and loops forever on others; the reader's
   // child process turns both into errors. A read of a file this small takes milliseconds,
   // so 5 s tells a hang from a slow machine.

@@ -12,9 +12,9 @@
 
 #include "experiments/run_recorder.h"
 #include "experiments/scenario.h"
-#include "scene_test_support.h"
 #include "experiments/scenarios/pyramid.h"
 #include "mpm/sampling.h"
+#include "scene_test_support.h"
 
 namespace contactlab::experiments {
 namespace {
@@ -90,8 +90,8 @@ TEST(Pyramid, ShortHybridImpulseRunRecordsObservablesAndSummary) {
   const hid_t file = H5Fopen(output.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
   ASSERT_GT(H5Lexists(file, "/timeseries", H5P_DEFAULT), 0);
-  for (const char* name : {"ball_height", "ball_drift", "ball_lateral_offset", "block_spreading",
-                           "block_radial_offset", "ball_contact_force", "ground_normal_force"}) {
+  for (const char* name : {"ball_height", "ball_drift", "ball_lateral_offset", "block_spreading", "block_radial_offset",
+                           "ball_contact_force", "ground_normal_force"}) {
     EXPECT_GT(H5Lexists(file, (std::string("/timeseries/") + name).c_str(), H5P_DEFAULT), 0) << name;
   }
   for (const char* name : {"drift", "height_change", "collapsed", "ball_drop", "final_block_spreading"}) {

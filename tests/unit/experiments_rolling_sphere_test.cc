@@ -12,9 +12,9 @@
 
 #include "experiments/run_recorder.h"
 #include "experiments/scenario.h"
-#include "scene_test_support.h"
 #include "experiments/scenarios/rolling_sphere.h"
 #include "mpm/sampling.h"
+#include "scene_test_support.h"
 
 namespace contactlab::experiments {
 namespace {
@@ -95,8 +95,8 @@ TEST(RollingSphere, ShortHybridImpulseRunOfTheMpmBallRecordsObservablesAndSummar
     EXPECT_GT(H5Lexists(file, (std::string("/timeseries/") + name).c_str(), H5P_DEFAULT), 0) << name;
     EXPECT_GT(H5Lexists(file, (std::string("/analytic/") + name).c_str(), H5P_DEFAULT), 0) << name;
   }
-  for (const char* name : {"rolls_expected", "acceleration", "analytic_acceleration", "max_rel_error",
-                           "final_slip_speed", "regime"}) {
+  for (const char* name :
+       {"rolls_expected", "acceleration", "analytic_acceleration", "max_rel_error", "final_slip_speed", "regime"}) {
     EXPECT_GT(H5Aexists_by_name(file, "summary", name, H5P_DEFAULT), 0) << name;
   }
   double acceleration = std::nan("");

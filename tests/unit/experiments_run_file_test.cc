@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
@@ -64,7 +64,8 @@ void AddAttribute(hid_t file, const char* where, const char* name, hid_t type, c
   const hid_t object = H5Oopen(file, where, H5P_DEFAULT);
   ASSERT_GE(object, 0);
   if (H5Aexists(object, name) > 0) H5Adelete(object, name);
-  const hid_t space = dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  const hid_t space =
+      dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
   const hid_t attribute = H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
   ASSERT_GE(attribute, 0);
   if (data != nullptr) {
@@ -100,7 +101,9 @@ TEST_F(RunFileTest, MalformedAttributesAreOneLineErrorsNamingThem) {
       {"two", "/params: attribute 'mu' is an array (2), not a scalar",
        [&](hid_t f) { AddAttribute(f, "params", "mu", H5T_NATIVE_DOUBLE, {2}, doubles.data()); }},
       {"matrix", "attribute 'mu' is an array (2 x 3), not a scalar",
-       [&](hid_t f) { AddAttribute(f, "params", "mu", H5T_NATIVE_DOUBLE, {2, 3}, doubles.data()); }},
+       [&](hid_t f) {
+         AddAttribute(f, "params", "mu", H5T_NATIVE_DOUBLE, {2, 3}, doubles.data());
+       }},
       {"strings", "/: attribute 'scenario' is an array (3), not a scalar",
        [&](hid_t f) {
          const hid_t type = H5Tcopy(H5T_C_S1);

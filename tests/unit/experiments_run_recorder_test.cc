@@ -27,9 +27,8 @@ namespace fs = std::filesystem;
 class RunRecorderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    directory_ = fs::temp_directory_path() /
-                 ("contactlab_run_recorder_" + std::to_string(::getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    directory_ = fs::temp_directory_path() / ("contactlab_run_recorder_" + std::to_string(::getpid()) + "_" +
+                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(directory_);
     fs::create_directories(directory_);
   }
@@ -106,8 +105,7 @@ Dataset<T> ReadDataset(hid_t location, const std::string& name) {
   EXPECT_GE(dataset, 0) << name;
   if (dataset < 0) return result;
   const hid_t file_type = H5Dget_type(dataset);
-  EXPECT_EQ(H5Tget_class(file_type), std::is_floating_point_v<T> ? H5T_FLOAT : H5T_INTEGER)
-      << name;
+  EXPECT_EQ(H5Tget_class(file_type), std::is_floating_point_v<T> ? H5T_FLOAT : H5T_INTEGER) << name;
   EXPECT_EQ(H5Tget_size(file_type), sizeof(T)) << name;
   H5Tclose(file_type);
   const hid_t space = H5Dget_space(dataset);
@@ -119,9 +117,7 @@ Dataset<T> ReadDataset(hid_t location, const std::string& name) {
   if constexpr (std::is_same_v<T, std::int64_t>) memory_type = H5T_NATIVE_INT64;
   if constexpr (std::is_same_v<T, std::int8_t>) memory_type = H5T_NATIVE_INT8;
   if (!result.values.empty()) {
-    EXPECT_GE(H5Dread(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, result.values.data()),
-              0)
-        << name;
+    EXPECT_GE(H5Dread(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, result.values.data()), 0) << name;
   }
   H5Dclose(dataset);
   return result;
@@ -270,8 +266,7 @@ TEST_F(RunRecorderTest, WritesEveryObjectOfTheSchema) {
     EXPECT_EQ(ReadDataset<double>(position, "time").shape, (std::vector<hsize_t>{4}));
     const auto vector_value = ReadDataset<double>(position, "value");
     EXPECT_EQ(vector_value.shape, (std::vector<hsize_t>{4, 3}));
-    EXPECT_EQ(vector_value.values,
-              (std::vector<double>{0, 0, 0, 1, 2, 3, 2, 4, 6, 3, 6, 9}));
+    EXPECT_EQ(vector_value.values, (std::vector<double>{0, 0, 0, 1, 2, 3, 2, 4, 6, 3, 6, 9}));
     EXPECT_EQ(ReadStringAttribute(position, "unit"), "m");
     EXPECT_EQ(ReadStringAttribute(position, "description"), "Box centre of mass.");
     EXPECT_EQ(ReadStringAttribute(position, "columns"), "x,y,z");
@@ -282,8 +277,7 @@ TEST_F(RunRecorderTest, WritesEveryObjectOfTheSchema) {
   {
     const hid_t reference = H5Gopen2(file, "analytic/box_position_x", H5P_DEFAULT);
     ASSERT_GE(reference, 0);
-    EXPECT_EQ(ReadDataset<double>(reference, "time").values,
-              (std::vector<double>{0.0, 0.01, 0.02, 0.03}));
+    EXPECT_EQ(ReadDataset<double>(reference, "time").values, (std::vector<double>{0.0, 0.01, 0.02, 0.03}));
     const auto value = ReadDataset<double>(reference, "value");
     EXPECT_EQ(value.shape, (std::vector<hsize_t>{4}));
     EXPECT_EQ(value.values, (std::vector<double>{0.0, 0.5, 1.0, 1.5}));
@@ -299,31 +293,26 @@ TEST_F(RunRecorderTest, WritesEveryObjectOfTheSchema) {
     const auto time = ReadDataset<double>(log, "time");
     EXPECT_EQ(time.shape, (std::vector<hsize_t>{3}));
     EXPECT_EQ(time.values, (std::vector<double>{0.0, 0.01, 0.02}));
-    EXPECT_EQ(ReadDataset<std::int64_t>(log, "contacts").values,
-              (std::vector<std::int64_t>{10, 11, 12}));
-    EXPECT_EQ(ReadDataset<std::int64_t>(log, "outer_iterations").values,
-              (std::vector<std::int64_t>{20, 21, 22}));
-    EXPECT_EQ(ReadDataset<std::int64_t>(log, "linear_iterations").values,
-              (std::vector<std::int64_t>{30, 31, 32}));
-    EXPECT_EQ(ReadDataset<std::int64_t>(log, "substeps").values,
-              (std::vector<std::int64_t>{1, 2, 3}));
+    EXPECT_EQ(ReadDataset<std::int64_t>(log, "contacts").values, (std::vector<std::int64_t>{10, 11, 12}));
+    EXPECT_EQ(ReadDataset<std::int64_t>(log, "outer_iterations").values, (std::vector<std::int64_t>{20, 21, 22}));
+    EXPECT_EQ(ReadDataset<std::int64_t>(log, "linear_iterations").values, (std::vector<std::int64_t>{30, 31, 32}));
+    EXPECT_EQ(ReadDataset<std::int64_t>(log, "substeps").values, (std::vector<std::int64_t>{1, 2, 3}));
     EXPECT_EQ(ReadDataset<double>(log, "residual").values,
-              (std::vector<double>{MakeReport(0).residual, MakeReport(1).residual,
-                                   MakeReport(2).residual}));
-    EXPECT_EQ(ReadDataset<std::int8_t>(log, "converged").values,
-              (std::vector<std::int8_t>{1, 0, 1}));
+              (std::vector<double>{MakeReport(0).residual, MakeReport(1).residual, MakeReport(2).residual}));
+    EXPECT_EQ(ReadDataset<std::int8_t>(log, "converged").values, (std::vector<std::int8_t>{1, 0, 1}));
     EXPECT_EQ(ReadDataset<double>(log, "wall_s").values, (std::vector<double>{0.7, 1.7, 2.7}));
     // Each timing column holds exactly the doubles the reports carried.
-    const std::pair<const char*, double Timings::*> timing_columns[] = {
-        {"timing_free_motion", &Timings::free_motion}, {"timing_detection", &Timings::detection},
-        {"timing_assembly", &Timings::assembly},       {"timing_solve", &Timings::solve},
-        {"timing_g2p", &Timings::g2p},                 {"timing_rigid", &Timings::rigid}};
+    const std::pair<const char*, double Timings::*> timing_columns[] = {{"timing_free_motion", &Timings::free_motion},
+                                                                        {"timing_detection", &Timings::detection},
+                                                                        {"timing_assembly", &Timings::assembly},
+                                                                        {"timing_solve", &Timings::solve},
+                                                                        {"timing_g2p", &Timings::g2p},
+                                                                        {"timing_rigid", &Timings::rigid}};
     for (const auto& [name, field] : timing_columns) {
       const auto timing = ReadDataset<double>(log, name);
       EXPECT_EQ(timing.shape, (std::vector<hsize_t>{3})) << name;
-      EXPECT_EQ(timing.values,
-                (std::vector<double>{MakeReport(0).timings.*field, MakeReport(1).timings.*field,
-                                     MakeReport(2).timings.*field}))
+      EXPECT_EQ(timing.values, (std::vector<double>{MakeReport(0).timings.*field, MakeReport(1).timings.*field,
+                                                    MakeReport(2).timings.*field}))
           << name;
     }
     H5Gclose(log);
@@ -366,8 +355,7 @@ TEST_F(RunRecorderTest, WritesEveryObjectOfTheSchema) {
   }
   const std::string command = "/usr/bin/python3 -c 'import h5py' 2>/dev/null";
   if (std::system(command.c_str()) == 0) {
-    const std::string check =
-        "/usr/bin/python3 '" + script_path.string() + "' '" + path.string() + "'";
+    const std::string check = "/usr/bin/python3 '" + script_path.string() + "' '" + path.string() + "'";
     EXPECT_EQ(std::system(check.c_str()), 0) << "h5py check failed";
   }
 }
@@ -382,10 +370,8 @@ TEST_F(RunRecorderTest, EmptySolverLogHasZeroLengthDatasets) {
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
   EXPECT_EQ(ReadDataset<double>(file, "solver_log/time").shape, (std::vector<hsize_t>{0}));
-  EXPECT_EQ(ReadDataset<std::int8_t>(file, "solver_log/converged").shape,
-            (std::vector<hsize_t>{0}));
-  EXPECT_EQ(ReadDataset<double>(file, "timeseries/force/value").shape,
-            (std::vector<hsize_t>{0, 3}));
+  EXPECT_EQ(ReadDataset<std::int8_t>(file, "solver_log/converged").shape, (std::vector<hsize_t>{0}));
+  EXPECT_EQ(ReadDataset<double>(file, "timeseries/force/value").shape, (std::vector<hsize_t>{0, 3}));
   EXPECT_EQ(H5Lexists(file, "analytic", H5P_DEFAULT), 0);
   EXPECT_EQ(ReadStringAttribute(file, "status"), "failed");
   EXPECT_EQ(H5Fclose(file), 0);
@@ -447,9 +433,7 @@ TEST_F(RunRecorderTest, PlantedSymbolicLinksAreReplacedNeverFollowed) {
   // Links at the partial and final names point at a file outside the folder: finishing the
   // run replaces the links and leaves their target untouched.
   const fs::path target = directory_ / "victim.txt";
-  {
-    std::ofstream(target) << "keep me";
-  }
+  { std::ofstream(target) << "keep me"; }
   const fs::path path = directory_ / "run.h5";
   fs::create_symlink(target, path);
   fs::create_symlink(target, fs::path(path).concat(".partial"));
@@ -466,9 +450,7 @@ TEST_F(RunRecorderTest, PlantedSymbolicLinksAreReplacedNeverFollowed) {
 TEST_F(RunRecorderTest, ARunWithoutSnapshotsKeepsAnXdmfFileItDidNotWrite) {
   const fs::path path = directory_ / "run.h5";
   const fs::path foreign = directory_ / "run.xdmf";
-  {
-    std::ofstream(foreign) << "<Xdmf>someone else's</Xdmf>";
-  }
+  { std::ofstream(foreign) << "<Xdmf>someone else's</Xdmf>"; }
   RunRecorder recorder(path);
   recorder.Finish("ok", "", 0, 0.0);
   EXPECT_TRUE(fs::exists(foreign));
@@ -477,8 +459,8 @@ TEST_F(RunRecorderTest, ARunWithoutSnapshotsKeepsAnXdmfFileItDidNotWrite) {
 TEST_F(RunRecorderTest, HdfFailureThrowsNamingFileAndObject) {
   // A parameter key that collides with another's unit attribute makes HDF5 fail mid-file.
   ParameterSet parameters;
-  parameters.Declare({{"mu", 0.3, "1", "Friction.", nullptr},
-                      {"mu.unit", std::string("x"), "", "Collides with mu's unit.", nullptr}});
+  parameters.Declare(
+      {{"mu", 0.3, "1", "Friction.", nullptr}, {"mu.unit", std::string("x"), "", "Collides with mu's unit.", nullptr}});
   const fs::path path = directory_ / "run.h5";
   RunRecorder recorder(path);
   recorder.SetConfiguration("", parameters);

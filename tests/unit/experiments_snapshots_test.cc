@@ -65,9 +65,8 @@ double ReadDouble(hid_t object, const char* name) {
 class SnapshotRecorderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    directory_ = fs::temp_directory_path() /
-                 ("contactlab_snapshots_" + std::to_string(::getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    directory_ = fs::temp_directory_path() / ("contactlab_snapshots_" + std::to_string(::getpid()) + "_" +
+                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(directory_);
     fs::create_directories(directory_);
   }
@@ -126,19 +125,18 @@ TEST(Snapshots, CaptureIsRowMajorWithWxyzQuaternions) {
 
 TEST(Snapshots, XdmfReferencesEveryDatasetWithItsDimensions) {
   const World world = TinyWorld();
-  const std::string text = XdmfText({CaptureSnapshot(0, 0.0, world, {true, true, true}),
-                                     CaptureSnapshot(5, 0.5, world, {})},
-                                    "run.h5");
-  for (const char* expected : {"CollectionType=\"Temporal\"", "<Time Value=\"0.5\"/>",
-                               "NumberOfElements=\"2\"", "Dimensions=\"2 3\"",
-                               "Dimensions=\"2\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">"
-                               "run.h5:/xdmf/polyvertex_2<",
-                               ">run.h5:/snapshots/0/position<", ">run.h5:/snapshots/0/velocity<",
-                               "Dimensions=\"2 9\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">"
-                               "run.h5:/snapshots/0/deformation_gradient<",
-                               ">run.h5:/snapshots/0/plastic_strain<", ">run.h5:/snapshots/1/body_position<",
-                               "Dimensions=\"1 4\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">"
-                               "run.h5:/snapshots/1/body_orientation<"}) {
+  const std::string text =
+      XdmfText({CaptureSnapshot(0, 0.0, world, {true, true, true}), CaptureSnapshot(5, 0.5, world, {})}, "run.h5");
+  for (const char* expected :
+       {"CollectionType=\"Temporal\"", "<Time Value=\"0.5\"/>", "NumberOfElements=\"2\"", "Dimensions=\"2 3\"",
+        "Dimensions=\"2\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">"
+        "run.h5:/xdmf/polyvertex_2<",
+        ">run.h5:/snapshots/0/position<", ">run.h5:/snapshots/0/velocity<",
+        "Dimensions=\"2 9\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">"
+        "run.h5:/snapshots/0/deformation_gradient<",
+        ">run.h5:/snapshots/0/plastic_strain<", ">run.h5:/snapshots/1/body_position<",
+        "Dimensions=\"1 4\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">"
+        "run.h5:/snapshots/1/body_orientation<"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
   }
   EXPECT_EQ(text.find("/snapshots/1/velocity"), std::string::npos);
@@ -158,8 +156,7 @@ TEST_F(SnapshotRecorderTest, FinishWritesSnapshotsBodiesAndTheSidecar) {
   ASSERT_TRUE(fs::exists(output));
   ASSERT_TRUE(fs::exists(directory_ / "run.xdmf"));
   EXPECT_FALSE(fs::exists(directory_ / "run.xdmf.partial"));
-  EXPECT_NE(ReadText(directory_ / "run.xdmf").find(">run.h5:/snapshots/1/plastic_strain<"),
-            std::string::npos);
+  EXPECT_NE(ReadText(directory_ / "run.xdmf").find(">run.h5:/snapshots/1/plastic_strain<"), std::string::npos);
 
   const hid_t file = H5Fopen(output.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);

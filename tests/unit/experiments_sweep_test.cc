@@ -80,8 +80,7 @@ TEST(Sweep, ProductOfAxesInFileOrderFirstSlowest) {
 }
 
 TEST(Sweep, RunIdsAreStableDistinctAndMatchAPlainRun) {
-  const auto file = WriteSweep("ids", Header() +
-                                          "[axes]\nformulation = [\"sap\", \"penalty\"]\nmu = [0.0, 0.3]\n");
+  const auto file = WriteSweep("ids", Header() + "[axes]\nformulation = [\"sap\", \"penalty\"]\nmu = [0.0, 0.3]\n");
   const auto first = ExpandSweep(LoadSweep(file));
   const auto second = ExpandSweep(LoadSweep(file));
   ASSERT_EQ(first.size(), 4u);
@@ -144,7 +143,9 @@ struct BadSweepCase {
 };
 
 // Names the case by what its error must mention (instead of a byte dump in test listings).
-void PrintTo(const BadSweepCase& error_case, std::ostream* out) { *out << error_case.expected_fragment; }
+void PrintTo(const BadSweepCase& error_case, std::ostream* out) {
+  *out << error_case.expected_fragment;
+}
 
 class BadSweep : public testing::TestWithParam<BadSweepCase> {};
 
@@ -189,8 +190,8 @@ TEST(Manifest, LinesRoundTripExactly) {
   entry.scenario = "ball_on_slope";
   entry.formulation = "sap";
   entry.swept = {{"mu", 0.1 + 0.2}, {"quasi_newton.substeps", std::int64_t{20}}};
-  entry.parameters = {{"a", true}, {"b", std::int64_t{-3}}, {"c", 1e-300}, {"d", std::string("x \"y\"")},
-                      {"e", 100000000.0}};
+  entry.parameters = {
+      {"a", true}, {"b", std::int64_t{-3}}, {"c", 1e-300}, {"d", std::string("x \"y\"")}, {"e", 100000000.0}};
   const ManifestEntry back = FromJsonLine(ToJsonLine(entry), "test");
   EXPECT_EQ(ToJsonLine(entry).find('\n'), std::string::npos);
   EXPECT_EQ(back.index, 7);
@@ -271,7 +272,6 @@ TEST(Slurm, ArrayCoversTheManifestAndRejectsUnquotableValues) {
   options.time_limit = "01:00:00";
   EXPECT_THROW(SlurmArrayScript(sweep, 0, options), InputError);
 }
-
 
 TEST(Slurm, PathsAreQuotedSoTheScriptRunsWhatItSays) {
   // A sweep folder and an executable whose names hold quotes, spaces and a command

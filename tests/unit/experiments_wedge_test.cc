@@ -12,9 +12,9 @@
 
 #include "experiments/run_recorder.h"
 #include "experiments/scenario.h"
-#include "scene_test_support.h"
 #include "experiments/scenarios/wedge.h"
 #include "mpm/sampling.h"
+#include "scene_test_support.h"
 
 namespace contactlab::experiments {
 namespace {

@@ -36,7 +36,9 @@ JetVector3 SeededVelocity(const Vector3& velocity) {
   return seeded;
 }
 
-Vector3 GradientFromJet(const Jet3& value) { return value.v; }
+Vector3 GradientFromJet(const Jet3& value) {
+  return value.v;
+}
 
 Matrix3 JacobianFromJet(const JetVector3& value) {
   Matrix3 jacobian;
@@ -62,8 +64,7 @@ ContactModelParameters SapParameters(double stiffness, double dissipation_time_s
   return parameters;
 }
 
-ContactPointState State(double penetration, double previous_normal_velocity, double friction,
-                        double delassus_scale) {
+ContactPointState State(double penetration, double previous_normal_velocity, double friction, double delassus_scale) {
   ContactPointState state;
   state.penetration = penetration;
   state.previous_normal_velocity = previous_normal_velocity;
@@ -99,8 +100,8 @@ double SapHessianScale(const PreparedContact& contact) {
 }
 
 // Unprojected impulses y of magnitude ~scale inside one region of the projection.
-std::vector<Vector3> UnprojectedInRegion(const PreparedContact& contact, SapConeRegion region,
-                                         double scale, std::mt19937& random) {
+std::vector<Vector3> UnprojectedInRegion(const PreparedContact& contact, SapConeRegion region, double scale,
+                                         std::mt19937& random) {
   std::uniform_real_distribution<double> unit(0.1, 0.9);
   std::uniform_real_distribution<double> angle(0.0, 2.0 * std::numbers::pi);
   const double mu = contact.friction_coefficient;
@@ -176,8 +177,7 @@ TEST_F(SapFrictionConeTest, ImpulseAndHessianMatchJetDerivativesInEveryRegion) {
         ASSERT_EQ(ProjectOntoSapCone<double>(contact, velocity).region, region) << "y = " << y.transpose();
 
         const Vector3 impulse = model.Impulse(contact, velocity);
-        const Vector3 cost_gradient =
-            GradientFromJet(SapFrictionConeCost<Jet3>(contact, SeededVelocity(velocity)));
+        const Vector3 cost_gradient = GradientFromJet(SapFrictionConeCost<Jet3>(contact, SeededVelocity(velocity)));
         EXPECT_LE((impulse + cost_gradient).norm(), kDerivativeTolerance * (impulse.norm() + impulse_scale))
             << "γ = " << impulse.transpose() << ", −∇ℓ = " << -cost_gradient.transpose();
 
@@ -185,7 +185,9 @@ TEST_F(SapFrictionConeTest, ImpulseAndHessianMatchJetDerivativesInEveryRegion) {
         const Matrix3 impulse_jacobian =
             JacobianFromJet(SapFrictionConeImpulse<Jet3>(contact, SeededVelocity(velocity)));
         EXPECT_LE((hessian + impulse_jacobian).norm(), kDerivativeTolerance * (hessian.norm() + hessian_scale))
-            << "G =\n" << hessian << "\n−∂γ/∂v_c =\n" << -impulse_jacobian;
+            << "G =\n"
+            << hessian << "\n−∂γ/∂v_c =\n"
+            << -impulse_jacobian;
 
         // The region's closed form (spec §1.3.1 table).
         if (region == SapConeRegion::kStiction) {
@@ -413,7 +415,8 @@ TEST_F(SapFrictionConeTest, VelocityOfAnImpulseInsideTheConeReturnsThatImpulse) 
                            contact.friction_coefficient * normal * slip_fraction * std::sin(theta), normal);
       const Vector3 velocity = contact.stabilization_velocity - contact.regularization.cwiseProduct(target);
       const Vector3 impulse = model.Impulse(contact, velocity);
-      EXPECT_LE((impulse - target).norm(), 1e-12 * target.norm()) << impulse.transpose() << " vs " << target.transpose();
+      EXPECT_LE((impulse - target).norm(), 1e-12 * target.norm())
+          << impulse.transpose() << " vs " << target.transpose();
     }
   }
 }
@@ -463,8 +466,8 @@ std::vector<Vector3> LaggedRegionVelocities(const PreparedContact& contact) {
   const double tolerance = contact.soft_norm_tolerance;
   std::vector<Vector3> result;
   for (double normal : {-1.7 * limit, -0.3 * limit, 0.4 * limit, 0.9 * limit, 1.3 * limit, 5.0 * limit}) {
-    for (const Eigen::Vector2d& slip : {Eigen::Vector2d(0.0, 0.0), Eigen::Vector2d(0.3 * tolerance, -0.2 * tolerance),
-                                        Eigen::Vector2d(-0.4, 0.25)}) {
+    for (const Eigen::Vector2d& slip :
+         {Eigen::Vector2d(0.0, 0.0), Eigen::Vector2d(0.3 * tolerance, -0.2 * tolerance), Eigen::Vector2d(-0.4, 0.25)}) {
       result.emplace_back(slip.x(), slip.y(), normal);
     }
   }
@@ -501,7 +504,9 @@ TEST_F(LaggedHuntCrossleyTest, PrepareFollowsTheLaggedFormulas) {
   }
   // The cases cover both v̂ branches and both ε_s branches.
   const std::vector<LaggedCase> cases = LaggedCases();
-  const auto prepare = [](const LaggedCase& c) { return LaggedHuntCrossley(c.parameters).Prepare(c.state, c.time_step); };
+  const auto prepare = [](const LaggedCase& c) {
+    return LaggedHuntCrossley(c.parameters).Prepare(c.state, c.time_step);
+  };
   EXPECT_DOUBLE_EQ(prepare(cases[0]).max_normal_velocity, 0.05);
   EXPECT_DOUBLE_EQ(prepare(cases[1]).max_normal_velocity, 0.1);
   EXPECT_GT(prepare(cases[3]).soft_norm_tolerance, 1e-3);
@@ -521,8 +526,7 @@ TEST_F(LaggedHuntCrossleyTest, ImpulseAndHessianMatchJetDerivativesInEveryRegion
       SCOPED_TRACE(test_case.label);
       SCOPED_TRACE(::testing::Message() << "v_c = " << velocity.transpose());
       const Vector3 impulse = model.Impulse(contact, velocity);
-      const Vector3 cost_gradient =
-          GradientFromJet(LaggedHuntCrossleyCost<Jet3>(contact, SeededVelocity(velocity)));
+      const Vector3 cost_gradient = GradientFromJet(LaggedHuntCrossleyCost<Jet3>(contact, SeededVelocity(velocity)));
       EXPECT_LE((impulse + cost_gradient).norm(), kDerivativeTolerance * (impulse.norm() + impulse_scale))
           << "γ = " << impulse.transpose() << ", −∇ℓ = " << -cost_gradient.transpose();
 
@@ -530,12 +534,15 @@ TEST_F(LaggedHuntCrossleyTest, ImpulseAndHessianMatchJetDerivativesInEveryRegion
       const Matrix3 impulse_jacobian =
           JacobianFromJet(LaggedHuntCrossleyImpulse<Jet3>(contact, SeededVelocity(velocity)));
       EXPECT_LE((hessian + impulse_jacobian).norm(), kDerivativeTolerance * (hessian.norm() + hessian_scale))
-          << "G =\n" << hessian << "\n−∂γ/∂v_c =\n" << -impulse_jacobian;
+          << "G =\n"
+          << hessian << "\n−∂γ/∂v_c =\n"
+          << -impulse_jacobian;
 
       // Closed forms of the normal impulse on either side of v̂.
       const double v = velocity.z();
       if (v < contact.max_normal_velocity) {
-        const double expected = contact.time_step * (contact.elastic_force - contact.time_step * contact.stiffness * v) *
+        const double expected = contact.time_step *
+                                (contact.elastic_force - contact.time_step * contact.stiffness * v) *
                                 (1.0 - contact.dissipation * v);
         EXPECT_NEAR(impulse.z(), expected, 1e-14 * impulse_scale);
         EXPECT_GT(impulse.z(), 0.0);
@@ -613,7 +620,8 @@ TEST_F(LaggedHuntCrossleyTest, ImpulseAndCostAreContinuousAtTheMaximumNormalVelo
       EXPECT_NEAR(model.Cost(contact, below), model.Cost(contact, above), 1e-12 * LaggedImpulseScale(contact) * limit);
       // Above v̂ the normal cost is the constant −N(v̂).
       const Vector3 far_above(slip.x(), slip.y(), 10.0 * limit);
-      EXPECT_NEAR(model.Cost(contact, far_above), model.Cost(contact, above), 1e-15 * LaggedImpulseScale(contact) * limit);
+      EXPECT_NEAR(model.Cost(contact, far_above), model.Cost(contact, above),
+                  1e-15 * LaggedImpulseScale(contact) * limit);
     }
   }
 }
@@ -652,8 +660,8 @@ TEST_F(LaggedHuntCrossleyTest, CostIsConvexAlongRandomLines) {
       const double cost_b = model.Cost(contact, ends[i + 1]);
       const double t = fraction(random_);
       const double cost_between = model.Cost(contact, (1.0 - t) * ends[i] + t * ends[i + 1]);
-      ASSERT_LE(cost_between, (1.0 - t) * cost_a + t * cost_b +
-                                  1e-12 * (std::abs(cost_a) + std::abs(cost_b) + cost_scale));
+      ASSERT_LE(cost_between,
+                (1.0 - t) * cost_a + t * cost_b + 1e-12 * (std::abs(cost_a) + std::abs(cost_b) + cost_scale));
     }
   }
 }

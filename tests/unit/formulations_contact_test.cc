@@ -29,7 +29,7 @@ rigid::RigidBody GroundPlane(double friction) {
 TEST(ParticleContacts, SignConventionForAParticleSinkingIntoTheGround) {
   mpm::Particles particles;
   particles.Add(Vector3(0.1, 0.2, -0.01), Vector3(0.5, 0.0, -2.0), 1.0, 1.0, 0);  // inside, moving down
-  particles.Add(Vector3(0.0, 0.0, 0.02), Vector3::Zero(), 1.0, 1.0, 0);            // above the ground
+  particles.Add(Vector3(0.0, 0.0, 0.02), Vector3::Zero(), 1.0, 1.0, 0);           // above the ground
   const auto contacts = DetectParticleContacts(particles, {GroundPlane(0.4)});
   ASSERT_EQ(contacts.size(), 1u);
   const ParticleContact& contact = contacts[0];
@@ -52,8 +52,8 @@ TEST(ParticleContacts, RelativeVelocityUsesTheRigidPointVelocity) {
   particles.Add(x, Vector3(1.0, 0.0, 0.0), 1.0, 1.0, 0);
   const auto contacts = DetectParticleContacts(particles, {box});
   ASSERT_EQ(contacts.size(), 1u);
-  const Vector3 expected = contacts[0].frame.transpose() * (Vector3(1, 0, 0) - (box.linear_velocity +
-                                                                              box.angular_velocity.cross(x)));
+  const Vector3 expected =
+      contacts[0].frame.transpose() * (Vector3(1, 0, 0) - (box.linear_velocity + box.angular_velocity.cross(x)));
   EXPECT_LT((contacts[0].relative_velocity - expected).norm(), 1e-15);
   EXPECT_LT((contacts[0].frame.col(2) - Vector3::UnitX()).norm(), 1e-15);
 }

@@ -24,8 +24,8 @@ TEST(HybridImpulse, ElasticBlockRestsOnAStaticPlane) {
   world.grid_spacing = 0.05;
   const double side = 0.2, density = 500.0, youngs_modulus = 1e5, gravity = 9.81;
   AddCube(world, Vector3(0, 0, 0), side, density, youngs_modulus, Vector3::Zero());
-  world.bodies.push_back(rigid::MakeStaticBody(
-      "ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.5}}, rigid::Pose{}));
+  world.bodies.push_back(
+      rigid::MakeStaticBody("ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.5}}, rigid::Pose{}));
   hybrid_impulse::HybridImpulseFormulation formulation({});
   const double start_center = mpm::CenterOfMass(world.particles).z();
   const double start_lowest = LowestParticle(world);
@@ -42,8 +42,8 @@ TEST(HybridImpulse, ElasticBlockRestsOnAStaticPlane) {
   const double elastic_drop = density * gravity * side * side / (3.0 * youngs_modulus);
   const double bound = 2.0 * elastic_drop;
   const double final_center = center_heights.back();
-  std::printf("centre drop %.3e m (bound %.3e m), lowest particle %.3e -> %.3e m\n", start_center - final_center,
-              bound, start_lowest, LowestParticle(world));
+  std::printf("centre drop %.3e m (bound %.3e m), lowest particle %.3e -> %.3e m\n", start_center - final_center, bound,
+              start_lowest, LowestParticle(world));
   EXPECT_LT(start_center - final_center, bound);
   EXPECT_GT(LowestParticle(world), start_lowest - bound);
   // Not sinking: over the last half second the centre moves less than the static drop.
@@ -100,11 +100,12 @@ TEST(HybridImpulse, ArticulatedPanelConservesMomentumAlongItsJoint) {
   slider.axis = rigid::Vector3::UnitX();
   slider.frame_on_parent.position = rigid::Vector3(0.01, 0.0, 0.0);
   const int panel = AddArticulatedBody(
-      world, "panel", {rigid::Geometry{rigid::Shape::Box(rigid::Vector3(0.01, 0.1, 0.1)), rigid::Pose{}, 0.4}},
-      250.0, slider);
+      world, "panel", {rigid::Geometry{rigid::Shape::Box(rigid::Vector3(0.01, 0.1, 0.1)), rigid::Pose{}, 0.4}}, 250.0,
+      slider);
   hybrid_impulse::HybridImpulseFormulation formulation({});
   const auto momentum_x = [&]() {
-    return mpm::LinearMomentum(world.particles).x() + world.bodies[panel].mass * world.bodies[panel].linear_velocity.x();
+    return mpm::LinearMomentum(world.particles).x() +
+           world.bodies[panel].mass * world.bodies[panel].linear_velocity.x();
   };
   const double initial = momentum_x();
   for (int step = 0; step < 15; ++step) {
@@ -124,9 +125,9 @@ TEST(HybridImpulse, ThreadCountDoesNotChangeTheResult) {
     omp_set_num_threads(threads);
     World world = CubeHitsBox();
     world.gravity = Vector3(0.0, 0.0, -9.81);
-    world.bodies.push_back(rigid::MakeStaticBody(
-        "ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.5}},
-        rigid::Pose{Vector3(0.0, 0.0, -0.06), rigid::Quaternion::Identity()}));
+    world.bodies.push_back(rigid::MakeStaticBody("ground",
+                                                 {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.5}},
+                                                 rigid::Pose{Vector3(0.0, 0.0, -0.06), rigid::Quaternion::Identity()}));
     hybrid_impulse::HybridImpulseFormulation formulation({});
     for (int step = 0; step < 10; ++step) formulation.Step(world, 0.01);
     results.push_back(std::move(world));

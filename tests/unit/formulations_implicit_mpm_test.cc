@@ -19,8 +19,8 @@
 #include <ceres/jet.h>
 #include <gtest/gtest.h>
 
-#include "formulations/linear_algebra/sparse_cholesky.h"
 #include "formulations/dynamics/implicit_mpm.h"
+#include "formulations/linear_algebra/sparse_cholesky.h"
 #include "mpm/bspline.h"
 #include "mpm/constitutive/linear_corotated.h"
 #include "mpm/material.h"
@@ -121,8 +121,7 @@ void AddRandomCloud(Scene& scene, int count, double extent, Deformation deformat
 }
 
 mpm::Material LinearCorotated(double youngs_modulus = 2.5e5, double poisson_ratio = 0.3) {
-  return mpm::MakeMaterial("linear", ConstitutiveModelKind::kLinearCorotated, 1000.0, youngs_modulus,
-                           poisson_ratio);
+  return mpm::MakeMaterial("linear", ConstitutiveModelKind::kLinearCorotated, 1000.0, youngs_modulus, poisson_ratio);
 }
 mpm::Material FixedCorotated(double youngs_modulus = 2.5e5, double poisson_ratio = 0.3) {
   return mpm::MakeMaterial("fixed", ConstitutiveModelKind::kFixedCorotated, 1000.0, youngs_modulus, poisson_ratio);
@@ -153,7 +152,9 @@ Eigen::VectorXd RandomVelocity(const ImplicitMpm& problem, std::uint64_t seed, d
          Eigen::VectorXd::NullaryExpr(problem.num_dofs(), [&] { return uniform(generator); });
 }
 
-double MaxAbs(const Eigen::MatrixXd& matrix) { return matrix.cwiseAbs().maxCoeff(); }
+double MaxAbs(const Eigen::MatrixXd& matrix) {
+  return matrix.cwiseAbs().maxCoeff();
+}
 
 // ---- Independent re-implementation of E(v) (spec §1.1.3) ---------------------------------
 
@@ -221,8 +222,7 @@ Reference BuildReference(const Scene& scene) {
 
 // F_p(v) = (I + Δt Σ_i v_i a_ipᵀ) F_pⁿ, the G2P update.
 template <typename T>
-Matrix3T<T> ReferenceDeformationGradient(const ReferenceParticle& particle, const std::vector<T>& velocity,
-                                         double dt) {
+Matrix3T<T> ReferenceDeformationGradient(const ReferenceParticle& particle, const std::vector<T>& velocity, double dt) {
   Matrix3T<T> velocity_gradient = Matrix3T<T>::Zero();
   for (std::size_t k = 0; k < particle.dofs.size(); ++k) {
     const int dof = particle.dofs[k];
@@ -251,8 +251,8 @@ T ReferenceEnergy(const Reference& reference, const std::vector<T>& velocity) {
     }
   }
   for (const ReferenceParticle& particle : reference.particles) {
-    const Matrix3T<T> strain = CorotatedStrain(ReferenceDeformationGradient(particle, velocity, reference.dt),
-                                               particle.reference_rotation);
+    const Matrix3T<T> strain =
+        CorotatedStrain(ReferenceDeformationGradient(particle, velocity, reference.dt), particle.reference_rotation);
     const T trace = strain.trace();
     energy += T(particle.volume) * (T(particle.shear_modulus) * strain.squaredNorm() +
                                     T(0.5 * particle.first_lame_parameter) * trace * trace);
@@ -272,8 +272,8 @@ std::vector<T> ReferenceGradient(const Reference& reference, const std::vector<T
     }
   }
   for (const ReferenceParticle& particle : reference.particles) {
-    const Matrix3T<T> strain = CorotatedStrain(ReferenceDeformationGradient(particle, velocity, reference.dt),
-                                               particle.reference_rotation);
+    const Matrix3T<T> strain =
+        CorotatedStrain(ReferenceDeformationGradient(particle, velocity, reference.dt), particle.reference_rotation);
     const Matrix3T<T> stress = particle.reference_rotation.cast<T>() *
                                (T(2.0 * particle.shear_modulus) * strain +
                                 T(particle.first_lame_parameter) * strain.trace() * Matrix3T<T>::Identity());
@@ -322,8 +322,7 @@ Eigen::MatrixXd AutomaticJacobianOfGradient(const Reference& reference, const Ei
 }
 
 // Central differences of the implemented gradient.
-Eigen::MatrixXd FiniteDifferenceJacobian(const ImplicitMpm& problem, const Eigen::VectorXd& velocity,
-                                         double step) {
+Eigen::MatrixXd FiniteDifferenceJacobian(const ImplicitMpm& problem, const Eigen::VectorXd& velocity, double step) {
   Eigen::MatrixXd jacobian(problem.num_dofs(), problem.num_dofs());
   for (int k = 0; k < problem.num_dofs(); ++k) {
     Eigen::VectorXd plus = velocity, minus = velocity;
@@ -335,9 +334,7 @@ Eigen::MatrixXd FiniteDifferenceJacobian(const ImplicitMpm& problem, const Eigen
 }
 
 double SmallestEigenvalue(const Eigen::MatrixXd& symmetric) {
-  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(symmetric, Eigen::EigenvaluesOnly)
-      .eigenvalues()
-      .minCoeff();
+  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(symmetric, Eigen::EigenvaluesOnly).eigenvalues().minCoeff();
 }
 
 // ---- Setup ------------------------------------------------------------------------------
@@ -389,9 +386,9 @@ TEST(ImplicitMpmSetup, EnergyUsesTheDeformationGradientOfGridToParticle) {
   }
   for (int k = 0; k < problem.num_active_nodes(); ++k) {
     const Vector3 node_velocity = velocity.segment<3>(3 * k);
-    expected += problem.node_masses()[k] *
-                (0.5 * (node_velocity - problem.initial_velocity().segment<3>(3 * k)).squaredNorm() -
-                 scene.dt * node_velocity.dot(scene.gravity));
+    expected +=
+        problem.node_masses()[k] * (0.5 * (node_velocity - problem.initial_velocity().segment<3>(3 * k)).squaredNorm() -
+                                    scene.dt * node_velocity.dot(scene.gravity));
   }
   EXPECT_NEAR(problem.Energy(velocity), expected, 1e-12 * std::abs(expected));
 }
@@ -420,10 +417,9 @@ TEST(ImplicitMpmLinearCorotated, EnergyAndGradientMatchAutomaticDifferentiation)
     // k = −(∇E − M(v − vⁿ − Δt g)) / Δt.
     Eigen::VectorXd inertia(velocity.size());
     for (int node = 0; node < scene.problem.num_active_nodes(); ++node) {
-      inertia.segment<3>(3 * node) =
-          scene.problem.node_masses()[node] *
-          (velocity.segment<3>(3 * node) - scene.problem.initial_velocity().segment<3>(3 * node) -
-           scene.dt * scene.gravity);
+      inertia.segment<3>(3 * node) = scene.problem.node_masses()[node] *
+                                     (velocity.segment<3>(3 * node) -
+                                      scene.problem.initial_velocity().segment<3>(3 * node) - scene.dt * scene.gravity);
     }
     const Eigen::VectorXd forces = scene.problem.ElasticForces(velocity);
     EXPECT_LT(MaxAbs(forces + (expected - inertia) / scene.dt), 1e-9 * MaxAbs(forces));
@@ -464,8 +460,7 @@ TEST(ImplicitMpmLinearCorotated, ClosedFormBlockEqualsTangentContraction) {
         }
       }
     }
-    const Matrix3 closed_form = mu * a.dot(b) * Matrix3::Identity() +
-                                mu * (rotation * b) * (rotation * a).transpose() +
+    const Matrix3 closed_form = mu * a.dot(b) * Matrix3::Identity() + mu * (rotation * b) * (rotation * a).transpose() +
                                 lambda * (rotation * a) * (rotation * b).transpose();
     EXPECT_LT((closed_form - contraction).norm(), 1e-12 * contraction.norm());
   }
@@ -556,8 +551,7 @@ TEST(ImplicitMpmSolve, LinearCorotatedConvergesInOneNewtonStep) {
   linear_algebra::SparseCholesky cholesky;
   Eigen::VectorXd velocity;
   SparseMatrix hessian;
-  const ImplicitMpmSummary summary =
-      scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
+  const ImplicitMpmSummary summary = scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
   EXPECT_TRUE(summary.converged);
   EXPECT_EQ(summary.newton_iterations, 1);
   EXPECT_EQ(summary.line_search_backtracks, 0);
@@ -568,9 +562,8 @@ TEST(ImplicitMpmSolve, LinearCorotatedConvergesInOneNewtonStep) {
   EXPECT_EQ(MaxAbs(Eigen::MatrixXd(hessian) - expected), 0.0);
   // v* minimizes E: any perturbation raises it.
   const double minimum = scene.problem.Energy(velocity);
-  EXPECT_GT(
-      scene.problem.Energy(RandomVelocity(scene.problem, 17, 1e-3) - scene.problem.initial_velocity() + velocity),
-      minimum);
+  EXPECT_GT(scene.problem.Energy(RandomVelocity(scene.problem, 17, 1e-3) - scene.problem.initial_velocity() + velocity),
+            minimum);
 }
 
 TEST(ImplicitMpmSolve, FixedCorotatedNewtonDecreasesEnergyMonotonically) {
@@ -581,8 +574,7 @@ TEST(ImplicitMpmSolve, FixedCorotatedNewtonDecreasesEnergyMonotonically) {
   linear_algebra::SparseCholesky cholesky;
   Eigen::VectorXd velocity;
   SparseMatrix hessian;
-  const ImplicitMpmSummary summary =
-      scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
+  const ImplicitMpmSummary summary = scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
   EXPECT_TRUE(summary.converged);
   EXPECT_GE(summary.newton_iterations, 2);
   EXPECT_LE(summary.residual, 1.0);
@@ -618,8 +610,7 @@ TEST(ImplicitMpmHessian, PatternDoesNotDependOnVelocity) {
   ASSERT_TRUE(first.isCompressed());
   ASSERT_TRUE(second.isCompressed());
   ASSERT_EQ(first.nonZeros(), second.nonZeros());
-  EXPECT_TRUE(
-      std::equal(first.outerIndexPtr(), first.outerIndexPtr() + first.outerSize() + 1, second.outerIndexPtr()));
+  EXPECT_TRUE(std::equal(first.outerIndexPtr(), first.outerIndexPtr() + first.outerSize() + 1, second.outerIndexPtr()));
   EXPECT_TRUE(std::equal(first.innerIndexPtr(), first.innerIndexPtr() + first.nonZeros(), second.innerIndexPtr()));
   EXPECT_GT(MaxAbs(Eigen::MatrixXd(first) - Eigen::MatrixXd(second)), 0.0);  // the values do change
   // Row indices are strictly increasing within each column.
@@ -643,8 +634,7 @@ TEST(ImplicitMpmSolve, WithoutElasticityOrGravityVelocitiesStay) {
   linear_algebra::SparseCholesky cholesky;
   Eigen::VectorXd velocity;
   SparseMatrix hessian;
-  const ImplicitMpmSummary summary =
-      scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
+  const ImplicitMpmSummary summary = scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
   EXPECT_TRUE(summary.converged);
   EXPECT_EQ(MaxAbs(velocity - scene.problem.initial_velocity()), 0.0);
 }
@@ -659,8 +649,7 @@ TEST(ImplicitMpmSolve, UnstressedBodyFallsFreely) {
     linear_algebra::SparseCholesky cholesky;
     Eigen::VectorXd velocity;
     SparseMatrix hessian;
-    const ImplicitMpmSummary summary =
-        scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
+    const ImplicitMpmSummary summary = scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
     EXPECT_TRUE(summary.converged) << material.name;
     for (int node = 0; node < scene.problem.num_active_nodes(); ++node) {
       const Vector3 expected = scene.problem.initial_velocity().segment<3>(3 * node) + scene.dt * scene.gravity;
@@ -738,9 +727,8 @@ TEST(ImplicitMpmHessian, BallOnSlopeAssemblyTime) {
   sampling.grid_spacing = 0.2;
   sampling.particles_per_cell = 103.55;
   const Vector3 center(-2.1, 0.0, 0.5);
-  const auto positions =
-      mpm::SampleSolid([&](const Vector3& x) { return (x - center).norm() - 0.5; },
-                       Eigen::AlignedBox3d(center.array() - 0.5, center.array() + 0.5), sampling);
+  const auto positions = mpm::SampleSolid([&](const Vector3& x) { return (x - center).norm() - 0.5; },
+                                          Eigen::AlignedBox3d(center.array() - 0.5, center.array() + 0.5), sampling);
   mpm::AddSampledParticles(positions, sampling, 1000.0, Vector3(0.3, 0.0, -0.2), 0, scene.particles);
   scene.Prepare();
 

@@ -51,13 +51,11 @@ MeshPoint OnTriangle(const TriangleMesh& mesh, int triangle, const Vector3& posi
 
 // The triangle of `mesh` containing `position` in its interior or on its boundary, with
 // the outward normal `normal` (first found).
-int TriangleContaining(const TriangleMesh& mesh, const Vector3& position,
-                       const Vector3& normal) {
+int TriangleContaining(const TriangleMesh& mesh, const Vector3& position, const Vector3& normal) {
   for (int t = 0; t < static_cast<int>(mesh.triangles.size()); ++t) {
     if (mesh.face_normals[t].dot(normal) < 0.999) continue;
     const MeshPoint point = OnTriangle(mesh, t, position);
-    if (point.barycentric.minCoeff() >= -1e-12 &&
-        (PointOnMesh(mesh, point) - position).norm() < 1e-12) {
+    if (point.barycentric.minCoeff() >= -1e-12 && (PointOnMesh(mesh, point) - position).norm() < 1e-12) {
       return t;
     }
   }
@@ -80,8 +78,8 @@ MeshPoint OnUnitBox(const Vector3& position, const Vector3& normal) {
 // The cone (1) in the frame of the final feature: for a triangle interior, tangential and
 // normal parts with the face normal (|normal part|, as the plane rule uses |φ|); on an edge,
 // the part along the edge against the part across it. Vertices are not checked here.
-void ExpectConeHolds(const TriangleMesh& mesh, const MeshRelaxation& relaxation,
-                     const Vector3& particle, double friction) {
+void ExpectConeHolds(const TriangleMesh& mesh, const MeshRelaxation& relaxation, const Vector3& particle,
+                     double friction) {
   const Vector3 spring = relaxation.relaxed_point - particle;
   const Vector3& barycentric = relaxation.relaxed_location.barycentric;
   const int zeros = (barycentric.array() == 0.0).count();
@@ -90,14 +88,12 @@ void ExpectConeHolds(const TriangleMesh& mesh, const MeshRelaxation& relaxation,
   if (zeros == 0) {
     const Vector3& normal = mesh.face_normals[relaxation.relaxed_location.triangle];
     const double normal_part = spring.dot(normal);
-    EXPECT_LE((spring - normal_part * normal).norm(),
-              friction * std::abs(normal_part) + tolerance);
+    EXPECT_LE((spring - normal_part * normal).norm(), friction * std::abs(normal_part) + tolerance);
   } else if (zeros == 1) {
     int edge = 0;
     while (barycentric[edge] != 0.0) ++edge;
     const Vector3 direction =
-        (mesh.vertices[corners[(edge + 2) % 3]] - mesh.vertices[corners[(edge + 1) % 3]])
-            .normalized();
+        (mesh.vertices[corners[(edge + 2) % 3]] - mesh.vertices[corners[(edge + 1) % 3]]).normalized();
     const double along = spring.dot(direction);
     EXPECT_LE(std::abs(along), friction * (spring - along * direction).norm() + tolerance);
   }
@@ -109,16 +105,15 @@ struct FiniteDifference {
   Matrix3 jacobian;
   bool same_states = true;
 };
-FiniteDifference DifferenceQuotient(const TriangleMesh& mesh, const MeshPoint& attachment,
-                                    const Vector3& particle, double friction, double step) {
+FiniteDifference DifferenceQuotient(const TriangleMesh& mesh, const MeshPoint& attachment, const Vector3& particle,
+                                    double friction, double step) {
   const MeshRelaxation center = RelaxAgainstMesh(mesh, attachment, particle, friction);
   FiniteDifference result;
   for (int axis = 0; axis < 3; ++axis) {
     const Vector3 offset = step * Vector3::Unit(axis);
     const MeshRelaxation plus = RelaxAgainstMesh(mesh, attachment, particle + offset, friction);
     const MeshRelaxation minus = RelaxAgainstMesh(mesh, attachment, particle - offset, friction);
-    result.same_states = result.same_states && plus.states == center.states &&
-                         minus.states == center.states;
+    result.same_states = result.same_states && plus.states == center.states && minus.states == center.states;
     result.jacobian.col(axis) = (plus.relaxed_point - minus.relaxed_point) / (2.0 * step);
   }
   return result;
@@ -127,16 +122,14 @@ FiniteDifference DifferenceQuotient(const TriangleMesh& mesh, const MeshPoint& a
 // Expects the AD Jacobian to match central differences (away from decision boundaries:
 // the state sequence must not change over the stencil). Truncation error h² times the third
 // derivative of Y (curvature of the maps, O(1) here) plus round-off ε|Y|/h.
-void ExpectJacobianMatchesDifferences(const TriangleMesh& mesh, const MeshPoint& attachment,
-                                      const Vector3& particle, double friction) {
+void ExpectJacobianMatchesDifferences(const TriangleMesh& mesh, const MeshPoint& attachment, const Vector3& particle,
+                                      double friction) {
   const MeshRelaxation relaxation = RelaxAgainstMesh(mesh, attachment, particle, friction);
-  const FiniteDifference difference =
-      DifferenceQuotient(mesh, attachment, particle, friction, 1e-6);
+  const FiniteDifference difference = DifferenceQuotient(mesh, attachment, particle, friction, 1e-6);
   ASSERT_TRUE(difference.same_states);
-  EXPECT_LT((relaxation.jacobian - difference.jacobian).norm(), 1e-7)
-      << "AD\n"
-      << relaxation.jacobian << "\nfinite differences\n"
-      << difference.jacobian;
+  EXPECT_LT((relaxation.jacobian - difference.jacobian).norm(), 1e-7) << "AD\n"
+                                                                      << relaxation.jacobian << "\nfinite differences\n"
+                                                                      << difference.jacobian;
 }
 
 // ---- Mesh --------------------------------------------------------------------------------
@@ -164,8 +157,7 @@ TEST(PenaltyMeshTest, BoxAdjacencyAndPseudoNormals) {
       // normal.
       const Vector3& edge_normal = box.edge_normals[t][e];
       EXPECT_NEAR(edge_normal.norm(), 1.0, 4 * kEpsilon);
-      const Vector3 expected =
-          (box.face_normals[t] + box.face_normals[neighbor]).normalized();
+      const Vector3 expected = (box.face_normals[t] + box.face_normals[neighbor]).normalized();
       EXPECT_LT((edge_normal - expected).norm(), 4 * kEpsilon);
     }
   }
@@ -178,8 +170,7 @@ TEST(PenaltyMeshTest, BoxAdjacencyAndPseudoNormals) {
 
 TEST(PenaltyMeshTest, BuildAdjacencyRejectsNonManifoldInput) {
   TriangleMesh fan;  // three triangles on the edge (0, 1)
-  fan.vertices = {Vector3(0, 0, 0), Vector3(1, 0, 0), Vector3(0, 1, 0), Vector3(0, -1, 0),
-                  Vector3(0, 0, 1)};
+  fan.vertices = {Vector3(0, 0, 0), Vector3(1, 0, 0), Vector3(0, 1, 0), Vector3(0, -1, 0), Vector3(0, 0, 1)};
   fan.triangles = {{0, 1, 2}, {1, 0, 3}, {0, 1, 4}};
   EXPECT_THROW(fan.BuildAdjacency(), std::invalid_argument);
   TriangleMesh flipped;  // two triangles sharing an edge in the same direction
@@ -204,8 +195,7 @@ TEST(PenaltyMeshTest, ClosestPointOnBoxMatchesClamping) {
   std::mt19937 generator(5);
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
   for (int trial = 0; trial < 300; ++trial) {
-    const Vector3 point = 2.0 * half_extents.cwiseProduct(
-                                    Vector3(unit(generator), unit(generator), unit(generator)));
+    const Vector3 point = 2.0 * half_extents.cwiseProduct(Vector3(unit(generator), unit(generator), unit(generator)));
     if ((point.cwiseAbs() - half_extents).maxCoeff() <= 0.0) continue;  // outside only
     const Vector3 clamped = point.cwiseMax(-half_extents).cwiseMin(half_extents);
     const MeshPoint closest = ClosestPointOnMesh(box, point);
@@ -235,17 +225,15 @@ TEST(PenaltyMeshRelaxationTest, StaticAndSlidingInsideOneTriangle) {
   EXPECT_EQ(slide.states, std::vector<int>({1}));
   EXPECT_TRUE(slide.sliding);
   EXPECT_TRUE(slide.active);
-  const Relaxation plane = RelaxAgainstPlane(PointOnMesh(UnitBox(), attachment), particle,
-                                             Vector3::UnitZ(), Vector3::UnitZ(), friction);
+  const Relaxation plane =
+      RelaxAgainstPlane(PointOnMesh(UnitBox(), attachment), particle, Vector3::UnitZ(), Vector3::UnitZ(), friction);
   EXPECT_LT((slide.relaxed_point - plane.relaxed_point).norm(), 1e-15);
   EXPECT_LT((slide.jacobian - plane.jacobian).norm(), 1e-14);
-  EXPECT_LT((PointOnMesh(UnitBox(), slide.relaxed_location) - slide.relaxed_point).norm(),
-            1e-15);
+  EXPECT_LT((PointOnMesh(UnitBox(), slide.relaxed_location) - slide.relaxed_point).norm(), 1e-15);
   ExpectConeHolds(UnitBox(), slide, particle, friction);
   ExpectJacobianMatchesDifferences(UnitBox(), attachment, particle, friction);
   // Idempotence: relaxing again from Y is static.
-  const MeshRelaxation again =
-      RelaxAgainstMesh(UnitBox(), slide.relaxed_location, particle, friction);
+  const MeshRelaxation again = RelaxAgainstMesh(UnitBox(), slide.relaxed_location, particle, friction);
   EXPECT_EQ(again.states, std::vector<int>({1}));
   EXPECT_LT((again.relaxed_point - slide.relaxed_point).norm(), 1e-15);
 }
@@ -261,14 +249,13 @@ TEST(PenaltyMeshRelaxationTest, CrossesOneEdgeAndStops) {
   EXPECT_TRUE(relaxation.active);
   EXPECT_EQ(relaxation.normal, Vector3::UnitZ());
   // Flat face: the same point as the plane rule.
-  const Relaxation plane = RelaxAgainstPlane(PointOnMesh(UnitBox(), attachment), particle,
-                                             Vector3::UnitZ(), Vector3::UnitZ(), friction);
+  const Relaxation plane =
+      RelaxAgainstPlane(PointOnMesh(UnitBox(), attachment), particle, Vector3::UnitZ(), Vector3::UnitZ(), friction);
   EXPECT_LT((relaxation.relaxed_point - plane.relaxed_point).norm(), 1e-15);
   ExpectConeHolds(UnitBox(), relaxation, particle, friction);
   ExpectJacobianMatchesDifferences(UnitBox(), attachment, particle, friction);
   EXPECT_LT((relaxation.jacobian - plane.jacobian).norm(), 1e-12);
-  const MeshRelaxation again =
-      RelaxAgainstMesh(UnitBox(), relaxation.relaxed_location, particle, friction);
+  const MeshRelaxation again = RelaxAgainstMesh(UnitBox(), relaxation.relaxed_location, particle, friction);
   EXPECT_EQ(again.states, std::vector<int>({1}));
   EXPECT_LT((again.relaxed_point - relaxation.relaxed_point).norm(), 1e-15);
 }
@@ -283,8 +270,8 @@ TEST(PenaltyMeshRelaxationTest, CrossesSeveralTrianglesOfAFlatGrid) {
   ASSERT_GE(relaxation.states.size(), 3u);
   EXPECT_EQ(relaxation.states[0], 1);
   for (std::size_t k = 1; k < relaxation.states.size(); ++k) EXPECT_EQ(relaxation.states[k], 2);
-  const Relaxation plane = RelaxAgainstPlane(PointOnMesh(grid, attachment), particle,
-                                             Vector3::Zero(), Vector3::UnitZ(), friction);
+  const Relaxation plane =
+      RelaxAgainstPlane(PointOnMesh(grid, attachment), particle, Vector3::Zero(), Vector3::UnitZ(), friction);
   EXPECT_LT((relaxation.relaxed_point - plane.relaxed_point).norm(), 1e-14);
   EXPECT_LT((relaxation.jacobian - plane.jacobian).norm(), 1e-12);
   EXPECT_TRUE(relaxation.active);
@@ -311,8 +298,7 @@ TEST(PenaltyMeshRelaxationTest, StuckOverABoxEdgeSlidesAlongIt) {
   ExpectConeHolds(UnitBox(), relaxation, particle, friction);
   ExpectJacobianMatchesDifferences(UnitBox(), attachment, particle, friction);
   // Idempotence: from Y (on the edge) the attachment stays (to round-off).
-  const MeshRelaxation again =
-      RelaxAgainstMesh(UnitBox(), relaxation.relaxed_location, particle, friction);
+  const MeshRelaxation again = RelaxAgainstMesh(UnitBox(), relaxation.relaxed_location, particle, friction);
   EXPECT_LT((again.relaxed_point - relaxation.relaxed_point).norm(), 1e-14);
 
   // A deeper particle below the top face level pulls the attachment onto the side face:
@@ -338,8 +324,7 @@ TEST(PenaltyMeshRelaxationTest, SlidesAlongAnEdgeIntoACornerAndStops) {
   EXPECT_EQ(relaxation.jacobian, Matrix3::Zero());  // Y is the vertex
   EXPECT_FALSE(relaxation.hit_step_cap);
   // Idempotent: from the corner it stays there.
-  const MeshRelaxation again =
-      RelaxAgainstMesh(UnitBox(), relaxation.relaxed_location, particle, friction);
+  const MeshRelaxation again = RelaxAgainstMesh(UnitBox(), relaxation.relaxed_location, particle, friction);
   EXPECT_EQ(again.relaxed_point, Vector3::Ones());
 }
 
@@ -360,8 +345,7 @@ TEST(PenaltyMeshRelaxationTest, FromACornerIntoAFaceOrAlongAnEdge) {
   EXPECT_EQ(face.states[face.states.size() - 2], 4);
   EXPECT_EQ(face.states.back(), 2);
   EXPECT_EQ(face.normal, Vector3::UnitZ());
-  const Relaxation plane =
-      RelaxAgainstPlane(Vector3::Ones(), into_top, Vector3::Ones(), Vector3::UnitZ(), friction);
+  const Relaxation plane = RelaxAgainstPlane(Vector3::Ones(), into_top, Vector3::Ones(), Vector3::UnitZ(), friction);
   EXPECT_LT((face.relaxed_point - plane.relaxed_point).norm(), 1e-15);
   ExpectConeHolds(UnitBox(), face, into_top, friction);
   ExpectJacobianMatchesDifferences(UnitBox(), corner, into_top, friction);
@@ -439,37 +423,32 @@ TEST(PenaltyMeshRelaxationTest, DegenerateInputTerminatesWithFiniteResults) {
   EXPECT_FALSE(sliver.degenerate[1]);
   // Pulled from the proper triangle toward y < 0: the degenerate neighbour acts as a
   // boundary, so the attachment slides along the shared edge.
-  const MeshRelaxation into_sliver = RelaxAgainstMesh(
-      sliver, OnTriangle(sliver, 1, Vector3(1.0, 0.3, 0.0)), Vector3(1.4, -0.5, -0.1), 0.3);
+  const MeshRelaxation into_sliver =
+      RelaxAgainstMesh(sliver, OnTriangle(sliver, 1, Vector3(1.0, 0.3, 0.0)), Vector3(1.4, -0.5, -0.1), 0.3);
   expect_finite(into_sliver);
   EXPECT_EQ(into_sliver.states.back(), 3);
   EXPECT_NEAR(into_sliver.relaxed_point.y(), 0.0, 1e-15);
   // An attachment on the degenerate triangle stays put.
-  const MeshRelaxation on_sliver = RelaxAgainstMesh(
-      sliver, MeshPoint{0, Vector3(0.2, 0.5, 0.3)}, Vector3(1.0, 0.5, -0.2), 0.3);
+  const MeshRelaxation on_sliver =
+      RelaxAgainstMesh(sliver, MeshPoint{0, Vector3(0.2, 0.5, 0.3)}, Vector3(1.0, 0.5, -0.2), 0.3);
   expect_finite(on_sliver);
   EXPECT_FALSE(on_sliver.sliding);
   // The closest point of the sliver region is still found.
-  EXPECT_LT((PointOnMesh(sliver, ClosestPointOnMesh(sliver, Vector3(1.5, -1.0, 0.0))) -
-             Vector3(1.5, 0.0, 0.0))
-                .norm(),
+  EXPECT_LT((PointOnMesh(sliver, ClosestPointOnMesh(sliver, Vector3(1.5, -1.0, 0.0))) - Vector3(1.5, 0.0, 0.0)).norm(),
             1e-15);
 
   const MeshPoint attachment = OnUnitBox(Vector3(0.5, -0.2, 1.0), Vector3::UnitZ());
   // Z exactly at a vertex.
   expect_finite(RelaxAgainstMesh(UnitBox(), attachment, Vector3::Ones(), 0.5));
   // μ = 0: slides all the way to the closest point (on the face, then across edges).
-  const MeshRelaxation frictionless =
-      RelaxAgainstMesh(UnitBox(), attachment, Vector3(-0.4, 0.6, 0.7), 0.0);
+  const MeshRelaxation frictionless = RelaxAgainstMesh(UnitBox(), attachment, Vector3(-0.4, 0.6, 0.7), 0.0);
   expect_finite(frictionless);
   EXPECT_LT((frictionless.relaxed_point - Vector3(-0.4, 0.6, 1.0)).norm(), 1e-15);
-  const MeshRelaxation frictionless_corner =
-      RelaxAgainstMesh(UnitBox(), attachment, Vector3(1.5, 1.5, 1.5), 0.0);
+  const MeshRelaxation frictionless_corner = RelaxAgainstMesh(UnitBox(), attachment, Vector3(1.5, 1.5, 1.5), 0.0);
   expect_finite(frictionless_corner);
   EXPECT_LT((frictionless_corner.relaxed_point - Vector3::Ones()).norm(), 1e-14);
   // X = Z.
-  const MeshRelaxation coincident =
-      RelaxAgainstMesh(UnitBox(), attachment, PointOnMesh(UnitBox(), attachment), 0.5);
+  const MeshRelaxation coincident = RelaxAgainstMesh(UnitBox(), attachment, PointOnMesh(UnitBox(), attachment), 0.5);
   expect_finite(coincident);
   EXPECT_FALSE(coincident.sliding);
   EXPECT_FALSE(coincident.active);
@@ -477,8 +456,8 @@ TEST(PenaltyMeshRelaxationTest, DegenerateInputTerminatesWithFiniteResults) {
   MeshPoint corner{attachment.triangle, Vector3::Zero()};
   corner.barycentric[0] = 1.0;
   expect_finite(RelaxAgainstMesh(UnitBox(), corner, PointOnMesh(UnitBox(), corner), 0.5));
-  expect_finite(RelaxAgainstMesh(UnitBox(), MeshPoint{attachment.triangle, Vector3(0.5, 0.5, 0)},
-                                 Vector3(1.0, 0.0, 1.0), 0.5));
+  expect_finite(
+      RelaxAgainstMesh(UnitBox(), MeshPoint{attachment.triangle, Vector3(0.5, 0.5, 0)}, Vector3(1.0, 0.0, 1.0), 0.5));
 }
 
 TEST(PenaltyMeshRelaxationTest, RandomStatesStopOnTheConeAndMatchFiniteDifferences) {
@@ -498,22 +477,17 @@ TEST(PenaltyMeshRelaxationTest, RandomStatesStopOnTheConeAndMatchFiniteDifferenc
       b = 1.0 - b;
     }
     const MeshPoint attachment{triangle, Vector3(1.0 - a - b, a, b)};
-    const Vector3 particle =
-        PointOnMesh(box, attachment) + 0.4 * Vector3(2 * unit(generator) - 1,
-                                                     2 * unit(generator) - 1,
-                                                     2 * unit(generator) - 1);
+    const Vector3 particle = PointOnMesh(box, attachment) +
+                             0.4 * Vector3(2 * unit(generator) - 1, 2 * unit(generator) - 1, 2 * unit(generator) - 1);
     const double friction = 0.1 + unit(generator);
     const MeshRelaxation relaxation = RelaxAgainstMesh(box, attachment, particle, friction);
     ASSERT_FALSE(relaxation.hit_step_cap);
     ++sequences[relaxation.states];
-    EXPECT_LT((PointOnMesh(box, relaxation.relaxed_location) - relaxation.relaxed_point).norm(),
-              1e-14);
+    EXPECT_LT((PointOnMesh(box, relaxation.relaxed_location) - relaxation.relaxed_point).norm(), 1e-14);
     ExpectConeHolds(box, relaxation, particle, friction);
-    const FiniteDifference difference =
-        DifferenceQuotient(box, attachment, particle, friction, 1e-6);
+    const FiniteDifference difference = DifferenceQuotient(box, attachment, particle, friction, 1e-6);
     if (!difference.same_states) continue;
-    EXPECT_LT((relaxation.jacobian - difference.jacobian).norm(), 1e-7)
-        << "states " << relaxation.states.size();
+    EXPECT_LT((relaxation.jacobian - difference.jacobian).norm(), 1e-7) << "states " << relaxation.states.size();
     ++checked;
     multi_step += relaxation.states.size() > 1;
   }

@@ -118,15 +118,13 @@ LevelSetFunction AsLevelSetFunction(const TemplatedLevelSet& level_set) {
 // A rigid shape's signed distance as a LevelSetFunction, with its analytic Hessian.
 LevelSetFunction ShapeLevelSet(const rigid::Shape& shape) {
   return [shape](const Vector3& point) {
-    return LevelSetSample{shape.SignedDistance(point), shape.OutwardNormal(point),
-                          shape.SignedDistanceHessian(point)};
+    return LevelSetSample{shape.SignedDistance(point), shape.OutwardNormal(point), shape.SignedDistanceHessian(point)};
   };
 }
 
 // Jet derivative ∂Y/∂Z of a templated relaxation `relaxed(X, Z)` at (X, Z).
 template <typename RelaxedPoint>
-Matrix3 JetJacobian(const Vector3& attachment, const Vector3& particle,
-                    RelaxedPoint relaxed_point) {
+Matrix3 JetJacobian(const Vector3& attachment, const Vector3& particle, RelaxedPoint relaxed_point) {
   Vector3Of<Jet3> jet_particle;
   for (int i = 0; i < 3; ++i) jet_particle(i) = Jet3(particle(i), i);
   const Vector3Of<Jet3> jet_attachment = attachment.cast<Jet3>();
@@ -141,8 +139,7 @@ struct ConeParts {
   double normal_part;      // (Y − Z)·n
   double tangential_part;  // ‖(Y − Z) − ((Y − Z)·n) n‖
 };
-ConeParts SplitAlongNormal(const Vector3& relaxed_point, const Vector3& particle,
-                           const Vector3& normal) {
+ConeParts SplitAlongNormal(const Vector3& relaxed_point, const Vector3& particle, const Vector3& normal) {
   const Vector3 spring = relaxed_point - particle;
   const double normal_part = spring.dot(normal);
   return {normal_part, (spring - normal_part * normal).norm()};
@@ -168,8 +165,7 @@ TEST(PenaltyRelaxationTest, PlaneStaticAttachmentStaysPut) {
     const Vector3 particle = closest - depth * normal;
     Vector3 tangent = RandomUnitVector(generator).cross(normal).normalized();
     const Vector3 attachment = closest + 0.99 * unit(generator) * friction * depth * tangent;
-    const Relaxation relaxation =
-        RelaxAgainstPlane(attachment, particle, plane_point, normal, friction);
+    const Relaxation relaxation = RelaxAgainstPlane(attachment, particle, plane_point, normal, friction);
     EXPECT_FALSE(relaxation.sliding);
     EXPECT_TRUE(relaxation.active);
     EXPECT_EQ(relaxation.relaxed_point, attachment);
@@ -182,8 +178,7 @@ TEST(PenaltyRelaxationTest, PlaneStaticAttachmentStaysPut) {
   // Zero tangential force at first contact: the particle right below its attachment.
   const Relaxation straight_below =
       RelaxAgainstPlane(plane_point, plane_point - 0.1 * normal, plane_point, normal, friction);
-  const ConeParts parts = SplitAlongNormal(straight_below.relaxed_point,
-                                           plane_point - 0.1 * normal, normal);
+  const ConeParts parts = SplitAlongNormal(straight_below.relaxed_point, plane_point - 0.1 * normal, normal);
   EXPECT_NEAR(parts.tangential_part, 0.0, 1e-16);
   EXPECT_NEAR(parts.normal_part, 0.1, 1e-16);
 }
@@ -196,15 +191,12 @@ TEST(PenaltyRelaxationTest, PlaneSlidingLandsExactlyOnTheCone) {
     const Vector3 normal = RandomUnitVector(generator);
     const double friction = 0.05 + 1.5 * unit(generator);
     const double depth = 1e-4 + 0.1 * unit(generator);
-    const Vector3 particle = plane_point + RandomUnitVector(generator).cross(normal) -
-                             depth * normal;
+    const Vector3 particle = plane_point + RandomUnitVector(generator).cross(normal) - depth * normal;
     const Vector3 closest = particle + depth * normal;
     const Vector3 tangent = RandomUnitVector(generator).cross(normal).normalized();
-    const Vector3 attachment = closest + (1.01 + 3.0 * unit(generator)) * friction * depth *
-                                             tangent;
+    const Vector3 attachment = closest + (1.01 + 3.0 * unit(generator)) * friction * depth * tangent;
     const double stiffness = 1e4;
-    const Relaxation relaxation =
-        RelaxAgainstPlane(attachment, particle, plane_point, normal, friction);
+    const Relaxation relaxation = RelaxAgainstPlane(attachment, particle, plane_point, normal, friction);
     ASSERT_TRUE(relaxation.sliding);
     ASSERT_TRUE(relaxation.active);
     const PenaltyForce force = SpringForce(relaxation, particle, stiffness);
@@ -232,12 +224,9 @@ TEST(PenaltyRelaxationTest, PlaneRelaxationIsIdempotentExactly) {
     const Vector3 particle = plane_point + RandomUnitVector(generator) - depth * normal;
     const Vector3 closest = particle + depth * normal;
     const Vector3 attachment =
-        closest + 3.0 * unit(generator) * friction * depth *
-                      RandomUnitVector(generator).cross(normal).normalized();
-    const Relaxation first = RelaxAgainstPlane(attachment, particle, plane_point, normal,
-                                               friction);
-    const Relaxation second = RelaxAgainstPlane(first.relaxed_point, particle, plane_point,
-                                                normal, friction);
+        closest + 3.0 * unit(generator) * friction * depth * RandomUnitVector(generator).cross(normal).normalized();
+    const Relaxation first = RelaxAgainstPlane(attachment, particle, plane_point, normal, friction);
+    const Relaxation second = RelaxAgainstPlane(first.relaxed_point, particle, plane_point, normal, friction);
     // The static test carries a round-off slack, so the point on the cone is static.
     EXPECT_FALSE(second.sliding);
     EXPECT_EQ(second.relaxed_point, first.relaxed_point);
@@ -260,10 +249,8 @@ TEST(PenaltyRelaxationTest, PlaneForceIsContinuousAtTheSwitchAndAtSeparation) {
     const double switch_length = friction * depth;
     const Vector3 inside = closest + switch_length * (1.0 - relative_offset) * tangent;
     const Vector3 outside = closest + switch_length * (1.0 + relative_offset) * tangent;
-    const Relaxation static_relaxation =
-        RelaxAgainstPlane(inside, particle, plane_point, normal, friction);
-    const Relaxation sliding_relaxation =
-        RelaxAgainstPlane(outside, particle, plane_point, normal, friction);
+    const Relaxation static_relaxation = RelaxAgainstPlane(inside, particle, plane_point, normal, friction);
+    const Relaxation sliding_relaxation = RelaxAgainstPlane(outside, particle, plane_point, normal, friction);
     EXPECT_FALSE(static_relaxation.sliding);
     EXPECT_TRUE(sliding_relaxation.sliding);
     const Vector3 jump = SpringForce(sliding_relaxation, particle, stiffness).force -
@@ -274,12 +261,10 @@ TEST(PenaltyRelaxationTest, PlaneForceIsContinuousAtTheSwitchAndAtSeparation) {
   const Vector3 attachment = closest + 0.3 * tangent;
   for (const double height : {-1e-2, -1e-5, -1e-10, -1e-300, 0.0, 1e-10, 1e-2}) {
     const Vector3 point(0.1, 0.2, height);
-    const Relaxation relaxation = RelaxAgainstPlane(attachment, point, plane_point, normal,
-                                                    friction);
+    const Relaxation relaxation = RelaxAgainstPlane(attachment, point, plane_point, normal, friction);
     const PenaltyForce force = SpringForce(relaxation, point, stiffness);
     EXPECT_EQ(relaxation.active, height < 0.0) << height;
-    EXPECT_LE(force.force.norm(),
-              stiffness * std::abs(height) * std::sqrt(1.0 + friction * friction) * (1 + 1e-14));
+    EXPECT_LE(force.force.norm(), stiffness * std::abs(height) * std::sqrt(1.0 + friction * friction) * (1 + 1e-14));
     if (height >= 0.0) {
       EXPECT_EQ(force.force, Vector3::Zero());
       EXPECT_EQ(force.jacobian, Matrix3::Zero());
@@ -302,8 +287,7 @@ TEST(PenaltyRelaxationTest, PlaneDegenerateInputIsFinite) {
   }
   // μ = 0 slides all the way to W, with ∂Y/∂Z = P_t.
   const Relaxation frictionless =
-      RelaxAgainstPlane(Vector3(1.0, 0.0, 0.0), Vector3(0.2, 0.3, -0.1), Vector3::Zero(),
-                        normal, 0.0);
+      RelaxAgainstPlane(Vector3(1.0, 0.0, 0.0), Vector3(0.2, 0.3, -0.1), Vector3::Zero(), normal, 0.0);
   EXPECT_TRUE(frictionless.sliding);
   EXPECT_EQ(frictionless.relaxed_point, Vector3(0.2, 0.3, 0.0));
   EXPECT_EQ(frictionless.jacobian, Matrix3(Vector3(1.0, 1.0, 0.0).asDiagonal()));
@@ -319,33 +303,29 @@ TEST(PenaltyRelaxationTest, PlaneJacobianMatchesJetAndTheClosedForm) {
     const double friction = 0.05 + 1.5 * unit(generator);
     // Penetrating or (for the Jacobian only) above the plane.
     const double height = (trial % 4 == 3 ? 1.0 : -1.0) * (1e-3 + 0.1 * unit(generator));
-    const Vector3 particle =
-        plane_point + RandomUnitVector(generator).cross(normal) + height * normal;
+    const Vector3 particle = plane_point + RandomUnitVector(generator).cross(normal) + height * normal;
     const Vector3 closest = particle - height * normal;
     const double length = std::abs(height) * friction * (0.1 + 2.0 * unit(generator));
     if (std::abs(length / (friction * std::abs(height)) - 1.0) < 1e-3) continue;
     // Every fifth attachment lies off the plane by up to 1e-3 (the formula stays exact).
     const double off_plane = trial % 5 == 4 ? 1e-3 * unit(generator) : 0.0;
-    const Vector3 attachment = closest +
-                               length * RandomUnitVector(generator).cross(normal).normalized() +
-                               off_plane * normal;
-    const Relaxation relaxation =
-        RelaxAgainstPlane(attachment, particle, plane_point, normal, friction);
+    const Vector3 attachment =
+        closest + length * RandomUnitVector(generator).cross(normal).normalized() + off_plane * normal;
+    const Relaxation relaxation = RelaxAgainstPlane(attachment, particle, plane_point, normal, friction);
     const Matrix3 jet = JetJacobian(attachment, particle, [&](const auto& x, const auto& z) {
       return PlaneRelaxedPointFrozen(x, z, plane_point, normal, friction, relaxation.sliding);
     });
     EXPECT_LT((relaxation.jacobian - jet).norm(), 1e-10 * (1.0 + jet.norm()));
     // The templated value agrees with the double one.
-    const Vector3 value = PlaneRelaxedPointFrozen<double>(attachment, particle, plane_point,
-                                                          normal, friction, relaxation.sliding);
+    const Vector3 value =
+        PlaneRelaxedPointFrozen<double>(attachment, particle, plane_point, normal, friction, relaxation.sliding);
     EXPECT_LT((value - relaxation.relaxed_point).norm(), 1e-14);
     if (relaxation.sliding && height < 0.0 && off_plane == 0.0) {
       // Spec §2.9: K = −k [n nᵀ + μ t̂ nᵀ + s b̂ b̂ᵀ].
       const Vector3 direction = (attachment - closest).normalized();
       const Vector3 binormal = normal.cross(direction);
       const double fraction = friction * std::abs(height) / (attachment - closest).norm();
-      const Matrix3 expected = -(normal * normal.transpose() +
-                                 friction * direction * normal.transpose() +
+      const Matrix3 expected = -(normal * normal.transpose() + friction * direction * normal.transpose() +
                                  fraction * binormal * binormal.transpose());
       EXPECT_LT((SpringForce(relaxation, particle, 1.0).jacobian - expected).norm(), 1e-12);
     }
@@ -366,9 +346,8 @@ struct LevelSetState {
 };
 
 template <typename TemplatedLevelSet>
-LevelSetState RandomState(const TemplatedLevelSet& level_set, const Vector3& surface_point,
-                          double spread, double min_height, double max_height,
-                          std::mt19937& generator) {
+LevelSetState RandomState(const TemplatedLevelSet& level_set, const Vector3& surface_point, double spread,
+                          double min_height, double max_height, std::mt19937& generator) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   const auto project = [&](const Vector3& point) {
     Vector3 gradient;
@@ -382,8 +361,7 @@ LevelSetState RandomState(const TemplatedLevelSet& level_set, const Vector3& sur
   const double height = min_height + (max_height - min_height) * unit(generator);
   LevelSetState state;
   state.particle = base + height * base_normal;
-  state.attachment = project(project(base + spread * unit(generator) *
-                                                RandomUnitVector(generator).cross(base_normal)));
+  state.attachment = project(project(base + spread * unit(generator) * RandomUnitVector(generator).cross(base_normal)));
   return state;
 }
 
@@ -391,19 +369,16 @@ LevelSetState RandomState(const TemplatedLevelSet& level_set, const Vector3& sur
 // returns the number of {static, sliding} states checked.
 template <typename TemplatedLevelSet>
 std::array<int, 2> ExpectLevelSetJacobianMatchesJet(const TemplatedLevelSet& level_set,
-                                                    const LevelSetFunction& function,
-                                                    const Vector3& surface_point, double spread,
-                                                    double min_height, double max_height,
+                                                    const LevelSetFunction& function, const Vector3& surface_point,
+                                                    double spread, double min_height, double max_height,
                                                     unsigned seed) {
   std::mt19937 generator(seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::array<int, 2> counts = {0, 0};
   for (int trial = 0; trial < 300; ++trial) {
-    const LevelSetState state =
-        RandomState(level_set, surface_point, spread, min_height, max_height, generator);
+    const LevelSetState state = RandomState(level_set, surface_point, spread, min_height, max_height, generator);
     const double friction = 0.1 + 1.0 * unit(generator);
-    const Relaxation relaxation =
-        RelaxAgainstLevelSet(state.attachment, state.particle, function, friction);
+    const Relaxation relaxation = RelaxAgainstLevelSet(state.attachment, state.particle, function, friction);
     // Skip states within 1e-6 of the static/sliding switch (the derivative jumps there).
     Vector3 gradient;
     const double value = level_set(state.particle, &gradient);
@@ -411,16 +386,15 @@ std::array<int, 2> ExpectLevelSetJacobianMatchesJet(const TemplatedLevelSet& lev
     const double ratio = (state.attachment - closest).norm() / (friction * std::abs(value));
     if (std::abs(ratio - 1.0) < 1e-6) continue;
     EXPECT_FALSE(relaxation.degenerate_normal);
-    const Matrix3 jet =
-        JetJacobian(state.attachment, state.particle, [&](const auto& x, const auto& z) {
-          return LevelSetRelaxedPointFrozen(x, z, level_set, friction, relaxation.sliding);
-        });
+    const Matrix3 jet = JetJacobian(state.attachment, state.particle, [&](const auto& x, const auto& z) {
+      return LevelSetRelaxedPointFrozen(x, z, level_set, friction, relaxation.sliding);
+    });
     EXPECT_LT((relaxation.jacobian - jet).norm(), 1e-10 * (1.0 + jet.norm()))
         << "sliding " << relaxation.sliding << "\nanalytic\n"
         << relaxation.jacobian << "\nJet\n"
         << jet;
-    const Vector3 value_point = LevelSetRelaxedPointFrozen<double>(
-        state.attachment, state.particle, level_set, friction, relaxation.sliding);
+    const Vector3 value_point =
+        LevelSetRelaxedPointFrozen<double>(state.attachment, state.particle, level_set, friction, relaxation.sliding);
     EXPECT_LT((value_point - relaxation.relaxed_point).norm(), 1e-14);
     ++counts[relaxation.sliding];
   }
@@ -434,47 +408,44 @@ TEST(PenaltyRelaxationTest, LevelSetJacobianMatchesJetForSpheresPlanesAndWavyFlo
   const WavyLevelSet wavy;
   const Vector3 sphere_top = sphere.centre + sphere.radius * Vector3(0.3, 0.4, 1.0).normalized();
   // Sphere, particle inside the surface (penetrating) and outside (Jacobian only).
-  for (const auto& [min_height, max_height, seed] :
-       {std::tuple{-0.2, -1e-3, 10u}, std::tuple{1e-3, 0.2, 11u}}) {
-    const auto counts = ExpectLevelSetJacobianMatchesJet(
-        sphere, AsLevelSetFunction(sphere), sphere_top, 0.2, min_height, max_height, seed);
+  for (const auto& [min_height, max_height, seed] : {std::tuple{-0.2, -1e-3, 10u}, std::tuple{1e-3, 0.2, 11u}}) {
+    const auto counts = ExpectLevelSetJacobianMatchesJet(sphere, AsLevelSetFunction(sphere), sphere_top, 0.2,
+                                                         min_height, max_height, seed);
     EXPECT_GT(counts[0], 30);
     EXPECT_GT(counts[1], 100);
   }
   // The same sphere through rigid::Shape with its analytic Hessian (centred at the origin).
   {
     const SphereLevelSet centred{Vector3::Zero(), 0.5};
-    const auto counts = ExpectLevelSetJacobianMatchesJet(
-        centred, ShapeLevelSet(rigid::Shape::Sphere(0.5)), Vector3(0.0, 0.3, 0.4), 0.2, -0.2,
-        -1e-3, 12u);
+    const auto counts = ExpectLevelSetJacobianMatchesJet(centred, ShapeLevelSet(rigid::Shape::Sphere(0.5)),
+                                                         Vector3(0.0, 0.3, 0.4), 0.2, -0.2, -1e-3, 12u);
     EXPECT_GT(counts[0], 30);
     EXPECT_GT(counts[1], 100);
   }
   // Concave cavity, flat plane and wavy floor (not a signed distance).
   {
-    const auto counts = ExpectLevelSetJacobianMatchesJet(
-        cavity, AsLevelSetFunction(cavity), Vector3(0.0, 0.0, -0.8), 0.3, -0.2, -1e-3, 13u);
+    const auto counts = ExpectLevelSetJacobianMatchesJet(cavity, AsLevelSetFunction(cavity), Vector3(0.0, 0.0, -0.8),
+                                                         0.3, -0.2, -1e-3, 13u);
     EXPECT_GT(counts[0], 30);
     EXPECT_GT(counts[1], 100);
   }
   {
-    const auto counts = ExpectLevelSetJacobianMatchesJet(
-        plane, AsLevelSetFunction(plane), plane.origin, 0.3, -0.2, -1e-3, 14u);
+    const auto counts =
+        ExpectLevelSetJacobianMatchesJet(plane, AsLevelSetFunction(plane), plane.origin, 0.3, -0.2, -1e-3, 14u);
     EXPECT_GT(counts[0], 30);
     EXPECT_GT(counts[1], 100);
   }
   {
-    const auto counts = ExpectLevelSetJacobianMatchesJet(
-        wavy, AsLevelSetFunction(wavy), Vector3(0.1, 0.2, 0.0), 0.3, -0.2, 0.1, 15u);
+    const auto counts =
+        ExpectLevelSetJacobianMatchesJet(wavy, AsLevelSetFunction(wavy), Vector3(0.1, 0.2, 0.0), 0.3, -0.2, 0.1, 15u);
     EXPECT_GT(counts[0], 30);
     EXPECT_GT(counts[1], 100);
   }
 }
 
 TEST(PenaltyRelaxationTest, LevelSetJacobianOfRigidCylinderSideMatchesJet) {
-  const auto counts = ExpectLevelSetJacobianMatchesJet(
-      CylinderSide{}, ShapeLevelSet(rigid::Shape::Cylinder(0.3, 1.0)), Vector3(0.3, 0.0, 0.0),
-      0.15, -0.1, -1e-3, 16u);
+  const auto counts = ExpectLevelSetJacobianMatchesJet(CylinderSide{}, ShapeLevelSet(rigid::Shape::Cylinder(0.3, 1.0)),
+                                                       Vector3(0.3, 0.0, 0.0), 0.15, -0.1, -1e-3, 16u);
   EXPECT_GT(counts[0], 30);
   EXPECT_GT(counts[1], 100);
 }
@@ -499,11 +470,9 @@ TEST(PenaltyRelaxationTest, LevelSetStaticStaysPutAndSlidingIsNearTheCone) {
   double largest_gap = -1.0;          // most positive gap / (μ|φ|): outside the cone
   int sliding = 0;
   for (int trial = 0; trial < 500; ++trial) {
-    const LevelSetState state =
-        RandomState(sphere, Vector3::UnitZ(), 0.2, -0.05, -1e-3, generator);
+    const LevelSetState state = RandomState(sphere, Vector3::UnitZ(), 0.2, -0.05, -1e-3, generator);
     const double friction = 0.1 + unit(generator);
-    const Relaxation relaxation =
-        RelaxAgainstLevelSet(state.attachment, state.particle, function, friction);
+    const Relaxation relaxation = RelaxAgainstLevelSet(state.attachment, state.particle, function, friction);
     EXPECT_TRUE(relaxation.active);
     if (!relaxation.sliding) {
       EXPECT_EQ(relaxation.relaxed_point, state.attachment);
@@ -517,11 +486,9 @@ TEST(PenaltyRelaxationTest, LevelSetStaticStaysPutAndSlidingIsNearTheCone) {
     EXPECT_LT((normal - relaxation.normal).norm(), 4 * kEpsilon);
     const ConeParts parts = SplitAlongNormal(relaxation.relaxed_point, state.particle, normal);
     const double depth = std::abs(radius - state.particle.norm());
-    const double gap = (parts.tangential_part - friction * parts.normal_part) /
-                       (friction * depth);
+    const double gap = (parts.tangential_part - friction * parts.normal_part) / (friction * depth);
     const double chord = (state.attachment - state.particle.normalized() * radius).norm();
-    const double first_order =
-        ((1.0 + friction * friction) * depth + 0.5 * friction * chord) / radius;
+    const double first_order = ((1.0 + friction * friction) * depth + 0.5 * friction * chord) / radius;
     worst_gap = std::max(worst_gap, std::abs(gap));
     worst_normalized_gap = std::max(worst_normalized_gap, std::abs(gap) / first_order);
     largest_gap = std::max(largest_gap, gap);
@@ -546,13 +513,11 @@ TEST(PenaltyRelaxationTest, LevelSetIdempotence) {
     int sliding = 0;
     for (int trial = 0; trial < 300; ++trial) {
       // Z under the top face near its centre, X on the top face.
-      const Vector3 particle(0.2 * unit(generator), 0.2 * unit(generator),
-                             0.3 - 0.05 * (1.01 + unit(generator)));
+      const Vector3 particle(0.2 * unit(generator), 0.2 * unit(generator), 0.3 - 0.05 * (1.01 + unit(generator)));
       const Vector3 attachment(0.2 * unit(generator), 0.2 * unit(generator), 0.3);
       const double friction = 0.6 + 0.5 * unit(generator);
       const Relaxation first = RelaxAgainstLevelSet(attachment, particle, function, friction);
-      const Relaxation second =
-          RelaxAgainstLevelSet(first.relaxed_point, particle, function, friction);
+      const Relaxation second = RelaxAgainstLevelSet(first.relaxed_point, particle, function, friction);
       EXPECT_EQ(second.relaxed_point, first.relaxed_point);
       sliding += first.sliding;
       // On the flat face the cone holds to round-off.
@@ -575,13 +540,10 @@ TEST(PenaltyRelaxationTest, LevelSetIdempotence) {
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     double worst_ratio = 0.0;
     for (int trial = 0; trial < 300; ++trial) {
-      const LevelSetState state =
-          RandomState(sphere, Vector3::UnitZ(), 0.3, -0.05, -1e-3, generator);
+      const LevelSetState state = RandomState(sphere, Vector3::UnitZ(), 0.3, -0.05, -1e-3, generator);
       const double friction = 0.1 + unit(generator);
-      const Relaxation first =
-          RelaxAgainstLevelSet(state.attachment, state.particle, function, friction);
-      const Relaxation second =
-          RelaxAgainstLevelSet(first.relaxed_point, state.particle, function, friction);
+      const Relaxation first = RelaxAgainstLevelSet(state.attachment, state.particle, function, friction);
+      const Relaxation second = RelaxAgainstLevelSet(first.relaxed_point, state.particle, function, friction);
       const double depth = radius - state.particle.norm();
       const double length = (state.attachment - state.particle.normalized() * radius).norm();
       const double bound = friction * depth * std::pow(length / radius, 2) + 1e-15;
@@ -589,8 +551,7 @@ TEST(PenaltyRelaxationTest, LevelSetIdempotence) {
       EXPECT_LE(change, bound);
       worst_ratio = std::max(worst_ratio, change / bound);
     }
-    std::cout << "[ observed ] sphere idempotence: worst |P(Y,Z) − Y| / (μ|φ|(ℓ/R)²) = "
-              << worst_ratio << "\n";
+    std::cout << "[ observed ] sphere idempotence: worst |P(Y,Z) − Y| / (μ|φ|(ℓ/R)²) = " << worst_ratio << "\n";
   }
 }
 
@@ -607,10 +568,10 @@ TEST(PenaltyRelaxationTest, LevelSetContinuityAtTheSwitchAndAtSeparation) {
   };
   for (const double relative_offset : {1e-3, 1e-6, 1e-9}) {
     const double switch_length = friction * 0.05;
-    const Relaxation static_relaxation = RelaxAgainstLevelSet(
-        on_sphere(switch_length * (1.0 - relative_offset)), particle, function, friction);
-    const Relaxation sliding_relaxation = RelaxAgainstLevelSet(
-        on_sphere(switch_length * (1.0 + relative_offset)), particle, function, friction);
+    const Relaxation static_relaxation =
+        RelaxAgainstLevelSet(on_sphere(switch_length * (1.0 - relative_offset)), particle, function, friction);
+    const Relaxation sliding_relaxation =
+        RelaxAgainstLevelSet(on_sphere(switch_length * (1.0 + relative_offset)), particle, function, friction);
     EXPECT_FALSE(static_relaxation.sliding);
     EXPECT_TRUE(sliding_relaxation.sliding);
     const Vector3 jump = SpringForce(sliding_relaxation, particle, stiffness).force -
@@ -624,8 +585,7 @@ TEST(PenaltyRelaxationTest, LevelSetContinuityAtTheSwitchAndAtSeparation) {
     const Relaxation relaxation = RelaxAgainstLevelSet(attachment, point, function, friction);
     EXPECT_EQ(relaxation.active, height < 0.0);
     EXPECT_LE(SpringForce(relaxation, point, stiffness).force.norm(),
-              stiffness * std::abs(height) * std::sqrt(1.0 + friction * friction) * 1.01 +
-                  1e-12);
+              stiffness * std::abs(height) * std::sqrt(1.0 + friction * friction) * 1.01 + 1e-12);
   }
 }
 
@@ -638,29 +598,25 @@ TEST(PenaltyRelaxationTest, LevelSetInactiveWhenTheSeparationTestFails) {
   const Vector3 particle(0.0, 0.0, 1.5);
   const double friction = 3.0;
   // Static: ‖X − W‖ = √2 ≤ μ|φ| = 1.5, Y = X = (1, 0, 0) with n(Y) = (−1, 0, 0).
-  const Relaxation static_relaxation =
-      RelaxAgainstLevelSet(Vector3(1.0, 0.0, 0.0), particle, function, friction);
+  const Relaxation static_relaxation = RelaxAgainstLevelSet(Vector3(1.0, 0.0, 0.0), particle, function, friction);
   EXPECT_FALSE(static_relaxation.sliding);
   EXPECT_LT(static_relaxation.particle_value, 0.0);
   EXPECT_FALSE(static_relaxation.active);
   EXPECT_EQ(SpringForce(static_relaxation, particle, 1e3).force, Vector3::Zero());
   // Sliding from the antipode: ℓ = 2, s = 0.75, K = (0, 0, −0.5), Y = (0, 0, −1).
-  const Relaxation sliding_relaxation =
-      RelaxAgainstLevelSet(Vector3(0.0, 0.0, -1.0), particle, function, friction);
+  const Relaxation sliding_relaxation = RelaxAgainstLevelSet(Vector3(0.0, 0.0, -1.0), particle, function, friction);
   EXPECT_TRUE(sliding_relaxation.sliding);
   EXPECT_LT((sliding_relaxation.relaxed_point - Vector3(0.0, 0.0, -1.0)).norm(), 1e-15);
   EXPECT_FALSE(sliding_relaxation.active);
   // The same particle near its own wall point is active.
-  EXPECT_TRUE(RelaxAgainstLevelSet(Vector3(0.0, 0.1, 0.995).normalized(), particle, function,
-                                   friction)
-                  .active);
+  EXPECT_TRUE(RelaxAgainstLevelSet(Vector3(0.0, 0.1, 0.995).normalized(), particle, function, friction).active);
 }
 
 TEST(PenaltyRelaxationTest, LevelSetDegenerateInputIsFinite) {
   // X = W: static.
   const SphereLevelSet sphere{Vector3::Zero(), 1.0};
-  const Relaxation at_closest = RelaxAgainstLevelSet(
-      Vector3::UnitZ(), Vector3(0.0, 0.0, 0.9), AsLevelSetFunction(sphere), 0.0);
+  const Relaxation at_closest =
+      RelaxAgainstLevelSet(Vector3::UnitZ(), Vector3(0.0, 0.0, 0.9), AsLevelSetFunction(sphere), 0.0);
   EXPECT_FALSE(at_closest.sliding);
   EXPECT_TRUE(at_closest.active);
   EXPECT_EQ(at_closest.relaxed_point, Vector3::UnitZ());
@@ -682,13 +638,11 @@ TEST(PenaltyRelaxationTest, LevelSetDegenerateInputIsFinite) {
     const double distance = point.norm();
     if (distance == 0.0) return LevelSetSample{-1.0, Vector3::Zero(), Matrix3::Zero()};
     const Vector3 normal = point / distance;
-    return LevelSetSample{distance - 1.0, normal,
-                          (Matrix3::Identity() - normal * normal.transpose()) / distance};
+    return LevelSetSample{distance - 1.0, normal, (Matrix3::Identity() - normal * normal.transpose()) / distance};
   };
   // Z = (0, 0, 0.5): W = (0, 0, 1); X = (0, 0, −1): ℓ = 2, s = 2·0.5/2 = 0.5, K = 0.
   const Vector3 particle(0.0, 0.0, 0.5);
-  const Relaxation sonic =
-      RelaxAgainstLevelSet(Vector3(0.0, 0.0, -1.0), particle, zero_at_centre, 2.0);
+  const Relaxation sonic = RelaxAgainstLevelSet(Vector3(0.0, 0.0, -1.0), particle, zero_at_centre, 2.0);
   EXPECT_TRUE(sonic.sliding);
   EXPECT_TRUE(sonic.degenerate_normal);
   EXPECT_EQ(sonic.relaxed_point, Vector3(0.0, 0.0, 1.0));

@@ -28,8 +28,8 @@ constexpr double kGravity = 9.81;
 World MixedContactWorld() {
   World world;
   world.grid_spacing = 0.02;
-  world.bodies.push_back(rigid::MakeStaticBody(
-      "ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.3}}, rigid::Pose{}));
+  world.bodies.push_back(
+      rigid::MakeStaticBody("ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.3}}, rigid::Pose{}));
   test_worlds::AddCube(world, Vector3(0.0, 0.0, -0.009), 0.04, 1000.0, 1.0e5, Vector3(0.05, 0.0, 0.0));
   rigid::Pose sphere_pose;
   sphere_pose.position = Vector3(0.02, 0.02, 0.026 + 0.015 - 0.003);
@@ -155,8 +155,8 @@ World BoxOnIncline(double angle_deg, double mu) {
   const double angle = angle_deg * M_PI / 180.0;
   rigid::Pose incline;
   incline.orientation = rigid::Quaternion(Eigen::AngleAxisd(angle, Vector3::UnitY()));
-  world.bodies.push_back(rigid::MakeStaticBody("incline", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, mu}},
-                                               incline));
+  world.bodies.push_back(
+      rigid::MakeStaticBody("incline", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, mu}}, incline));
   rigid::Pose box_pose;
   box_pose.orientation = incline.orientation;
   box_pose.position = incline.orientation * Vector3(0.0, 0.0, 0.05);

@@ -71,8 +71,12 @@ constexpr double kModelTolerance = 1e-12;
 constexpr double kTightTolerance = 1e-10;
 constexpr double kAgreementFactor = 100.0;
 
-Vector3 FromDevice(const gpu::Vec3& v) { return Vector3(v.x, v.y, v.z); }
-gpu::Vec3 ToDevice(const Vector3& v) { return {v.x(), v.y(), v.z()}; }
+Vector3 FromDevice(const gpu::Vec3& v) {
+  return Vector3(v.x, v.y, v.z);
+}
+gpu::Vec3 ToDevice(const Vector3& v) {
+  return {v.x(), v.y(), v.z()};
+}
 Matrix3 FromDevice(const gpu::Sym3& s) {
   Matrix3 m;
   m << s.xx, s.xy, s.xz, s.xy, s.yy, s.yz, s.xz, s.yz, s.zz;
@@ -92,9 +96,9 @@ void ExpectSameEvaluation(const contact::ContactModel& model, const contact::Pre
                           const Vector3& velocity, const std::string& label) {
   const contact::ContactEvaluation expected = model.Evaluate(prepared, velocity, true);
   const gpu::DeviceContactParameters parameters = gpu::ToDeviceParameters(prepared);
-  const gpu::DeviceContactEvaluation actual =
-      model.name() == "lagged" ? gpu::EvaluateLagged(parameters, ToDevice(velocity), true)
-                               : gpu::EvaluateSapCone(parameters, ToDevice(velocity), true);
+  const gpu::DeviceContactEvaluation actual = model.name() == "lagged"
+                                                  ? gpu::EvaluateLagged(parameters, ToDevice(velocity), true)
+                                                  : gpu::EvaluateSapCone(parameters, ToDevice(velocity), true);
   EXPECT_NEAR(actual.cost, expected.cost, kModelTolerance * std::max(std::abs(expected.cost), 1e-300)) << label;
   EXPECT_LE((FromDevice(actual.impulse) - expected.impulse).norm(),
             kModelTolerance * std::max(expected.impulse.norm(), 1e-300))
@@ -103,9 +107,9 @@ void ExpectSameEvaluation(const contact::ContactModel& model, const contact::Pre
             kModelTolerance * std::max(expected.hessian.norm(), 1e-300))
       << label;
   // Without the Hessian the other outputs do not change.
-  const gpu::DeviceContactEvaluation cheaper =
-      model.name() == "lagged" ? gpu::EvaluateLagged(parameters, ToDevice(velocity), false)
-                               : gpu::EvaluateSapCone(parameters, ToDevice(velocity), false);
+  const gpu::DeviceContactEvaluation cheaper = model.name() == "lagged"
+                                                   ? gpu::EvaluateLagged(parameters, ToDevice(velocity), false)
+                                                   : gpu::EvaluateSapCone(parameters, ToDevice(velocity), false);
   EXPECT_EQ(cheaper.cost, actual.cost) << label;
   EXPECT_EQ(FromDevice(cheaper.impulse), FromDevice(actual.impulse)) << label;
 }
@@ -226,10 +230,9 @@ TEST(DeviceMath, RotationAndCholeskyMatchEigen) {
   std::mt19937 random(3);
   std::normal_distribution<double> gaussian;
   for (int trial = 0; trial < 100; ++trial) {
-    const Matrix3 rotation =
-        Eigen::Quaterniond(gaussian(random), gaussian(random), gaussian(random), gaussian(random))
-            .normalized()
-            .toRotationMatrix();
+    const Matrix3 rotation = Eigen::Quaterniond(gaussian(random), gaussian(random), gaussian(random), gaussian(random))
+                                 .normalized()
+                                 .toRotationMatrix();
     Matrix3 a;
     for (int i = 0; i < 9; ++i) a(i) = gaussian(random);
     const Matrix3 spd = a * a.transpose() + 0.1 * Matrix3::Identity();
@@ -239,8 +242,9 @@ TEST(DeviceMath, RotationAndCholeskyMatchEigen) {
       for (int j = 0; j < 3; ++j) device_rotation.m[i][j] = rotation(i, j);
     }
     const gpu::Sym3 device_spd{spd(0, 0), spd(0, 1), spd(0, 2), spd(1, 1), spd(1, 2), spd(2, 2)};
-    EXPECT_LE((FromDevice(gpu::RotateToWorld(device_rotation, device_spd)) - rotation.transpose() * spd * rotation).norm(),
-              1e-13 * spd.norm());
+    EXPECT_LE(
+        (FromDevice(gpu::RotateToWorld(device_rotation, device_spd)) - rotation.transpose() * spd * rotation).norm(),
+        1e-13 * spd.norm());
     EXPECT_LE((FromDevice(gpu::Multiply(device_rotation, ToDevice(b))) - rotation * b).norm(), 1e-14 * b.norm());
     EXPECT_LE((FromDevice(gpu::MultiplyTransposed(device_rotation, ToDevice(b))) - rotation.transpose() * b).norm(),
               1e-14 * b.norm());
@@ -395,7 +399,8 @@ double SolutionScale(const SubstepContactProblem& problem, const QuasiNewtonResu
     const GridContact& contact = problem.contacts[c];
     for (int s = 0; s < 27; ++s) {
       if (contact.node[s] >= 0) {
-        node_impulse[contact.node[s]] += contact.weight[s] * (contact.world_to_contact.transpose() * results.impulses[c]);
+        node_impulse[contact.node[s]] +=
+            contact.weight[s] * (contact.world_to_contact.transpose() * results.impulses[c]);
       }
     }
   }
@@ -463,9 +468,8 @@ examples::PressedBlockParameters SoftBlock(double friction_coefficient) {
 // block-diagonal iteration converges linearly at a rate too slow for such tolerances.)
 std::vector<ProblemCase> ConvergentCases() {
   std::vector<ProblemCase> cases;
-  cases.push_back({"soft pressed block, lagged, frictionless", [] {
-                     return examples::PressedBlockProblem(SoftBlock(0.0));
-                   }});
+  cases.push_back(
+      {"soft pressed block, lagged, frictionless", [] { return examples::PressedBlockProblem(SoftBlock(0.0)); }});
   cases.push_back({"soft pressed block, lagged, mu 0.4", [] { return examples::PressedBlockProblem(SoftBlock(0.4)); }});
   cases.push_back({"soft block on a moving surface, lagged, mu 0.4", [] {
                      examples::PressedBlockParameters parameters = SoftBlock(0.4);
@@ -513,9 +517,8 @@ std::vector<ProblemCase> StiffCases() {
                        parameters.contact.model = model;
                        return examples::PressedBlockProblem(parameters);
                      }});
-    cases.push_back({"random, " + model, [model] {
-                       return examples::RandomSubstepProblem(300, 200, ModelParameters(model, 1e4), 17);
-                     }});
+    cases.push_back({"random, " + model,
+                     [model] { return examples::RandomSubstepProblem(300, 200, ModelParameters(model, 1e4), 17); }});
   }
   return cases;
 }
@@ -620,8 +623,8 @@ TEST(ProblemPacking, StencilOrderIsAStablePermutationByCentreNode) {
 
 // ---- explicit substep --------------------------------------------------------------------
 
-constexpr double kSubstepSpacing = 0.01;  // h [m]
-constexpr double kSubstepTimeStep = 1e-4; // δt [s], below h/c for E ≤ 1e6 Pa, ρ = 1000 kg/m³
+constexpr double kSubstepSpacing = 0.01;   // h [m]
+constexpr double kSubstepTimeStep = 1e-4;  // δt [s], below h/c for E ≤ 1e6 Pa, ρ = 1000 kg/m³
 const Vector3 kGravity(0.0, 0.0, -9.81);
 
 std::vector<mpm::Material> SubstepMaterials() {
@@ -639,9 +642,9 @@ mpm::Particles SubstepParticles(int side, unsigned seed) {
   for (int k = 0; k < side; ++k) {
     for (int j = 0; j < side; ++j) {
       for (int i = 0; i < side; ++i) {
-        const Vector3 position = Vector3(0.1234, -0.0567, 0.0891) +
-                                 spacing * Vector3(i + 0.5 + 0.2 * unit(random), j + 0.5 + 0.2 * unit(random),
-                                                   k + 0.5 + 0.2 * unit(random));
+        const Vector3 position =
+            Vector3(0.1234, -0.0567, 0.0891) +
+            spacing * Vector3(i + 0.5 + 0.2 * unit(random), j + 0.5 + 0.2 * unit(random), k + 0.5 + 0.2 * unit(random));
         const int material = (i + j + k) % 2;
         const double density = material == 0 ? 1000.0 : 1200.0;
         particles.Add(position, 0.5 * Vector3(unit(random), unit(random), unit(random)),
@@ -685,7 +688,8 @@ void ExpectSameParticles(const mpm::Particles& reference, const mpm::Particles& 
   const double speed = LargestNorm(reference.velocity);
   const double rate = LargestNorm(reference.affine_velocity) + 4.0 * speed / kSubstepSpacing;
   for (std::size_t p = 0; p < reference.size(); ++p) {
-    EXPECT_LE((candidate.position[p] - reference.position[p]).norm(), relative * kSubstepSpacing) << label << " x " << p;
+    EXPECT_LE((candidate.position[p] - reference.position[p]).norm(), relative * kSubstepSpacing)
+        << label << " x " << p;
     EXPECT_LE((candidate.velocity[p] - reference.velocity[p]).norm(), relative * speed) << label << " v " << p;
     EXPECT_LE((candidate.affine_velocity[p] - reference.affine_velocity[p]).norm(), relative * rate)
         << label << " C " << p;

@@ -52,7 +52,8 @@ RandomSubstepProblem MakeRandomProblem(const std::string& model_name, int contac
   };
   // Particles are placed so their whole stencil lies on the lattice: x ∈ [1, lattice − 2).
   auto random_position = [&]() -> Vector3 {
-    return Vector3::Constant(1.0) + (lattice - 3.0) * Vector3(uniform(generator), uniform(generator), uniform(generator));
+    return Vector3::Constant(1.0) +
+           (lattice - 3.0) * Vector3(uniform(generator), uniform(generator), uniform(generator));
   };
   problem.node_mass.assign(node_count, 1.0e-6);
   const double particle_mass = 1.0e-3;
@@ -148,7 +149,8 @@ std::vector<Vector3> Unflatten(const Eigen::VectorXd& flat) {
 
 Eigen::VectorXd MassDiagonal(const SubstepContactProblem& problem) {
   Eigen::VectorXd diagonal(3 * problem.node_mass.size());
-  for (std::size_t i = 0; i < problem.node_mass.size(); ++i) diagonal.segment<3>(3 * i).setConstant(problem.node_mass[i]);
+  for (std::size_t i = 0; i < problem.node_mass.size(); ++i)
+    diagonal.segment<3>(3 * i).setConstant(problem.node_mass[i]);
   return diagonal;
 }
 
@@ -263,7 +265,8 @@ TEST(QuasiNewtonSolver, AgreesWithSapOnTheSameSubstepProblem) {
     solvers::DenseSapLinearSystem system(Eigen::MatrixXd(MassDiagonal(problem).asDiagonal()));
     solvers::SapSolverOptions sap_options;
     sap_options.relative_tolerance = 1e-12;
-    const solvers::SapSolverResults sap_results = solvers::SolveSap(sap_problem, system, sap_problem.free_motion_velocity, sap_options);
+    const solvers::SapSolverResults sap_results =
+        solvers::SolveSap(sap_problem, system, sap_problem.free_motion_velocity, sap_options);
     ASSERT_TRUE(sap_results.converged) << sap_results.BriefReport();
     QuasiNewtonOptions options;
     options.relative_tolerance = 1e-10;
@@ -294,7 +297,8 @@ class CeresSubstepObjective final : public ceres::FirstOrderFunction {
     const Eigen::VectorXd scaled = Eigen::Map<const Eigen::VectorXd>(parameters, NumParameters());
     Eigen::VectorXd gradient_vector;
     *cost = DenseCost(random_, scaled.cwiseQuotient(root_mass_), gradient != nullptr ? &gradient_vector : nullptr);
-    if (gradient != nullptr) Eigen::Map<Eigen::VectorXd>(gradient, NumParameters()) = gradient_vector.cwiseQuotient(root_mass_);
+    if (gradient != nullptr)
+      Eigen::Map<Eigen::VectorXd>(gradient, NumParameters()) = gradient_vector.cwiseQuotient(root_mass_);
     return true;
   }
   int NumParameters() const override { return 3 * static_cast<int>(random_.problem.node_mass.size()); }
@@ -335,7 +339,8 @@ TEST(QuasiNewtonSolver, AgreesWithAnIndependentCeresSolve) {
       Eigen::VectorXd qn_gradient, reference_gradient;
       DenseCost(random, Flatten(results.velocity), &qn_gradient);
       DenseCost(random, reference, &reference_gradient);
-      const double bound = qn_gradient.cwiseQuotient(root_mass).norm() + reference_gradient.cwiseQuotient(root_mass).norm();
+      const double bound =
+          qn_gradient.cwiseQuotient(root_mass).norm() + reference_gradient.cwiseQuotient(root_mass).norm();
       const double scaled_difference = (Flatten(results.velocity).cwiseProduct(root_mass) - scaled).norm();
       EXPECT_LE(scaled_difference, 1.01 * bound + 1e-15) << model << seed;
       EXPECT_LT(scaled_difference, 1e-8 * scaled.norm()) << model << seed;
@@ -411,8 +416,9 @@ double MomentumDrift(QuasiNewtonFormulationOptions options) {
     const Vector3 body_momentum = world.bodies[0].LinearMomentum();
     const StepReport report = formulation.Step(world, dt);
     if (report.contacts > 0) ++steps_with_contact;
-    EXPECT_LT((world.bodies[0].LinearMomentum() - body_momentum - formulation.last_step().body_linear_impulse[0]).norm(),
-              1e-12 * initial.norm());
+    EXPECT_LT(
+        (world.bodies[0].LinearMomentum() - body_momentum - formulation.last_step().body_linear_impulse[0]).norm(),
+        1e-12 * initial.norm());
     largest_drift = std::max(largest_drift, (test_worlds::TotalMomentum(world).first - initial).norm());
   }
   EXPECT_GE(steps_with_contact, 5);
@@ -455,8 +461,8 @@ TEST(QuasiNewtonFormulation, TableCarriesTheWeightOfARestingBlock) {
   World world;
   world.grid_spacing = 0.025;
   test_worlds::AddCube(world, Vector3(-0.05, -0.05, 0.0), 0.1, 500.0, 2e4, Vector3::Zero());
-  world.bodies.push_back(rigid::MakeStaticBody(
-      "table", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.5}}, rigid::Pose{}));
+  world.bodies.push_back(
+      rigid::MakeStaticBody("table", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.5}}, rigid::Pose{}));
   const double weight = mpm::TotalMass(world.particles) * 9.81;
   QuasiNewtonFormulationOptions options = FormulationOptions(5);
   options.solver.relative_tolerance = 1e-3;

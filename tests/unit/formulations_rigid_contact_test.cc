@@ -23,8 +23,8 @@ using mpm::Vector3;
 rigid::RigidBody Box(const std::string& name, double half, const Vector3& center, double friction) {
   rigid::Pose pose;
   pose.position = center;
-  return rigid::MakeFreeBody(name, {rigid::Geometry{rigid::Shape::Box(Vector3::Constant(half)), rigid::Pose{}, friction}},
-                             1000.0, pose);
+  return rigid::MakeFreeBody(
+      name, {rigid::Geometry{rigid::Shape::Box(Vector3::Constant(half)), rigid::Pose{}, friction}}, 1000.0, pose);
 }
 
 rigid::RigidBody Ground(double friction) {
@@ -114,9 +114,8 @@ TEST(RigidContactStep, ConstraintVelocityIsTouchingMinusTouchedAndDelassusIsExac
   const Eigen::MatrixXd inverse_dynamics = rigid.dynamics_matrix().inverse();
   for (int c = 0; c < contacts.size(); ++c) {
     const contact::RigidContact& point = contacts.contacts()[c];
-    const Vector3 expected =
-        point.frame.transpose() * (world.bodies[point.other_body].PointVelocity(point.position) -
-                                   world.bodies[point.body].PointVelocity(point.position));
+    const Vector3 expected = point.frame.transpose() * (world.bodies[point.other_body].PointVelocity(point.position) -
+                                                        world.bodies[point.body].PointVelocity(point.position));
     EXPECT_LE((constraint_velocities[c] - expected).norm(), 1e-12);
     Eigen::MatrixXd jacobian = Eigen::MatrixXd::Zero(3, 12);
     for (const solvers::JacobianBlock& block : contacts.constraints()[c].jacobian) {

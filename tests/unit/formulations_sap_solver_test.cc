@@ -21,8 +21,8 @@
 #include "formulations/contact/contact_frame.h"
 #include "formulations/contact/contact_model.h"
 #include "formulations/contact/sap_friction_cone.h"
-#include "formulations/solvers/sap_solver.h"
 #include "formulations/solvers/exact_line_search.h"
+#include "formulations/solvers/sap_solver.h"
 
 namespace contactlab::solvers {
 namespace {
@@ -41,8 +41,8 @@ TEST(ExactLineSearch, QuadraticReturnsTheExactMinimizer) {
   for (const double minimizer : {0.05, 0.7, 1.0, 1.4}) {
     const double curvature = 4.0;
     auto line = [&](double step) {
-      return LineSample{curvature * (step - minimizer) * (step - minimizer) + 3.0,
-                        2.0 * curvature * (step - minimizer), 2.0 * curvature};
+      return LineSample{curvature * (step - minimizer) * (step - minimizer) + 3.0, 2.0 * curvature * (step - minimizer),
+                        2.0 * curvature};
     };
     const auto result = ExactLineSearch(line, line(0.0));
     EXPECT_TRUE(result.success);
@@ -52,9 +52,7 @@ TEST(ExactLineSearch, QuadraticReturnsTheExactMinimizer) {
 
 // ℓ(α) = eᵅ − 2α is smooth and not quadratic: Newton iterates to α = ln 2.
 TEST(ExactLineSearch, SmoothConvexFunctionConvergesToTheRootOfTheSlope) {
-  auto line = [](double step) {
-    return LineSample{std::exp(step) - 2.0 * step, std::exp(step) - 2.0, std::exp(step)};
-  };
+  auto line = [](double step) { return LineSample{std::exp(step) - 2.0 * step, std::exp(step) - 2.0, std::exp(step)}; };
   const auto result = ExactLineSearch(line, line(0.0));
   EXPECT_TRUE(result.success);
   EXPECT_NEAR(result.step, std::log(2.0), 1e-9) << result.message;
@@ -357,8 +355,7 @@ void CompareWithCeres(const std::string& model_name) {
     largest_difference = std::max(largest_difference, (results.velocity - reference).norm() / scale);
     EXPECT_NEAR(sap_cost, ceres_cost, 1e-9 * std::max(1.0, std::abs(ceres_cost)));
     EXPECT_NEAR(results.cost, sap_cost, 1e-12 * std::max(1.0, std::abs(sap_cost)));
-    EXPECT_NEAR(SapCost(random.problem, system, results.velocity), sap_cost,
-                1e-12 * std::max(1.0, std::abs(sap_cost)));
+    EXPECT_NEAR(SapCost(random.problem, system, results.velocity), sap_cost, 1e-12 * std::max(1.0, std::abs(sap_cost)));
 
     // Regimes at the optimum, so that the comparison covers all three.
     for (int c = 0; c < static_cast<int>(results.impulses.size()); ++c) {
@@ -370,7 +367,7 @@ void CompareWithCeres(const std::string& model_name) {
       } else if (model_name == "sap_cone") {
         const auto region = contact::ProjectOntoSapCone<double>(prepared, velocity).region;
         ++regime_counts[static_cast<int>(region == contact::SapConeRegion::kStiction ? Regime::kStiction
-                                                                                      : Regime::kSliding)];
+                                                                                     : Regime::kSliding)];
       } else {
         // The lagged model's friction is smooth; slip below ε_s is its stiction.
         const bool sticking = velocity.head<2>().norm() < prepared.soft_norm_tolerance;
@@ -382,13 +379,18 @@ void CompareWithCeres(const std::string& model_name) {
   for (int count : iteration_counts) std::cout << ' ' << count;
   std::cout << "; (ε_r = 1e-10):";
   for (int count : tight_iteration_counts) std::cout << ' ' << count;
-  std::cout << "; largest ‖v_sap − v_ceres‖/‖v*‖ " << largest_difference << "; regimes at the optimum (stiction, sliding, separation): " << regime_counts[0] << ", "
+  std::cout << "; largest ‖v_sap − v_ceres‖/‖v*‖ " << largest_difference
+            << "; regimes at the optimum (stiction, sliding, separation): " << regime_counts[0] << ", "
             << regime_counts[1] << ", " << regime_counts[2] << '\n';
   for (int count : regime_counts) EXPECT_GT(count, 0);
 }
 
-TEST(SapSolver, MatchesCeresOnRandomProblemsWithTheSapCone) { CompareWithCeres("sap_cone"); }
-TEST(SapSolver, MatchesCeresOnRandomProblemsWithTheLaggedModel) { CompareWithCeres("lagged"); }
+TEST(SapSolver, MatchesCeresOnRandomProblemsWithTheSapCone) {
+  CompareWithCeres("sap_cone");
+}
+TEST(SapSolver, MatchesCeresOnRandomProblemsWithTheLaggedModel) {
+  CompareWithCeres("lagged");
+}
 
 // Exact line search on a convex ℓ: the cost at the start of every Newton iteration never
 // increases, and the final cost is at most the last recorded one. The start v = 0 is far from
@@ -505,13 +507,13 @@ Matrix3 Skew(const Vector3& vector) {
 }
 
 struct RigidScene {
-  double mass = 1.0;                       // [kg]
-  Matrix3 inertia = Matrix3::Identity();   // I_W about the centre of mass [kg m²]
-  Vector3 normal = Vector3::UnitZ();       // ground normal (world)
-  std::vector<Vector3> contact_offsets;    // r: contact points − centre of mass (world) [m]
+  double mass = 1.0;                      // [kg]
+  Matrix3 inertia = Matrix3::Identity();  // I_W about the centre of mass [kg m²]
+  Vector3 normal = Vector3::UnitZ();      // ground normal (world)
+  std::vector<Vector3> contact_offsets;   // r: contact points − centre of mass (world) [m]
   double friction_coefficient = 0.5;
-  Vector3 torque = Vector3::Zero();        // applied torque [N m]
-  double time_step = 0.01;                 // [s]
+  Vector3 torque = Vector3::Zero();  // applied torque [N m]
+  double time_step = 0.01;           // [s]
 };
 
 struct RigidState {
@@ -605,8 +607,8 @@ RigidScene BoxOnSlope(double slope_angle, double friction_coefficient) {
 struct SlopeRun {
   std::vector<double> downhill_speed;  // after each step [m/s]
   double largest_normal_speed = 0.0;   // [m/s]
-  double downhill_distance = 0.0;     // after the last step [m]
-  double final_angular_speed = 0.0;   // [rad/s]
+  double downhill_distance = 0.0;      // after the last step [m]
+  double final_angular_speed = 0.0;    // [rad/s]
   int max_iterations = 0;
   bool all_converged = true;
 };
@@ -661,9 +663,8 @@ TEST(SapSolverRigid, BoxOnSlopeSlidesWithTheCoulombAcceleration) {
   EXPECT_TRUE(run.all_converged);
   const double measured = (run.downhill_speed[99] - run.downhill_speed[49]) / 0.5;
   const double expected = kGravity * (std::sin(kSlopeAngle) - friction * std::cos(kSlopeAngle));
-  std::cout << "slope, sliding: acceleration " << measured << " m/s² (expected " << expected
-            << "), largest |v_n| " << run.largest_normal_speed << " m/s, largest Newton iterations "
-            << run.max_iterations << '\n';
+  std::cout << "slope, sliding: acceleration " << measured << " m/s² (expected " << expected << "), largest |v_n| "
+            << run.largest_normal_speed << " m/s, largest Newton iterations " << run.max_iterations << '\n';
   EXPECT_NEAR(measured, expected, 0.01 * expected);
   EXPECT_LT(run.largest_normal_speed, 2.0 * 0.01 * friction * expected);
 }
@@ -689,7 +690,7 @@ RigidScene PizzaSaver(double torque) {
 }
 
 struct SpinRun {
-  std::vector<double> spin;  // ω_z after each step [rad/s]
+  std::vector<double> spin;        // ω_z after each step [rad/s]
   double largest_tilt_rate = 0.0;  // max |ω_x|, |ω_y| [rad/s]
   int max_iterations = 0;
   bool all_converged = true;
@@ -761,9 +762,9 @@ TEST(SapSolverOptions, ValidateNamesTheOffendingField) {
             std::string::npos);
   EXPECT_NE(message_for([](SapSolverOptions& o) { o.line_search.max_step = 0.0; }).find("line_search.max_step"),
             std::string::npos);
-  EXPECT_NE(message_for([](SapSolverOptions& o) { o.line_search.max_iterations = 0; })
-                .find("line_search.max_iterations"),
-            std::string::npos);
+  EXPECT_NE(
+      message_for([](SapSolverOptions& o) { o.line_search.max_iterations = 0; }).find("line_search.max_iterations"),
+      std::string::npos);
 
   // SolveSap refuses invalid options.
   const RandomProblem random = MakeRandomProblem(1, "sap_cone");

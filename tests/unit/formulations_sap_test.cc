@@ -29,8 +29,8 @@ World BlockOnGround(double mu) {
   World world;
   world.grid_spacing = 0.05;
   AddCube(world, Vector3(0, 0, 0), 0.2, 500.0, 1e5, Vector3::Zero());
-  world.bodies.push_back(rigid::MakeStaticBody(
-      "ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, mu}}, rigid::Pose{}));
+  world.bodies.push_back(
+      rigid::MakeStaticBody("ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, mu}}, rigid::Pose{}));
   return world;
 }
 
@@ -138,16 +138,17 @@ TEST(Sap, SchurAndFullPathsGiveTheSameStep) {
   for (const char* path : {"schur", "full"}) {
     World world = CubeHitsBox();
     world.gravity = Vector3(0.0, 0.0, -9.81);
-    world.bodies.push_back(rigid::MakeStaticBody(
-        "ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.3}},
-        rigid::Pose{Vector3(0.0, 0.0, -0.055), rigid::Quaternion::Identity()}));
+    world.bodies.push_back(
+        rigid::MakeStaticBody("ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.3}},
+                              rigid::Pose{Vector3(0.0, 0.0, -0.055), rigid::Quaternion::Identity()}));
     sap::SapOptions options = TightOptions();
     options.linear_solver = ParseChoice("sap.linear_solver", path, sap::LinearSolverNames());
     options.delassus_estimate = sap::DelassusEstimate::kBlockDiagonal;  // available on both paths
     sap::SapFormulation formulation(options);
     for (int step = 0; step < 8; ++step) {
       formulation.Step(world, 0.01);
-      EXPECT_EQ(formulation.last_step().used_schur, std::string(path) == "schur" && formulation.last_step().problem_unknowns > 0);
+      EXPECT_EQ(formulation.last_step().used_schur,
+                std::string(path) == "schur" && formulation.last_step().problem_unknowns > 0);
     }
     results.push_back(std::move(world));
   }
@@ -160,7 +161,8 @@ TEST(Sap, SchurAndFullPathsGiveTheSameStep) {
   std::printf("largest particle velocity difference %.3e m/s (speed %.3f m/s)\n", largest, speed);
   EXPECT_LT(largest, 1e-7 * speed);
   EXPECT_LT((results[0].bodies[0].linear_velocity - results[1].bodies[0].linear_velocity).norm(), 1e-7 * speed);
-  EXPECT_LT((results[0].bodies[0].angular_velocity - results[1].bodies[0].angular_velocity).norm(), 1e-6 * speed / 0.05);
+  EXPECT_LT((results[0].bodies[0].angular_velocity - results[1].bodies[0].angular_velocity).norm(),
+            1e-6 * speed / 0.05);
 }
 
 TEST(Sap, ThreadCountChangesTheResultOnlyByRoundOff) {
@@ -181,8 +183,10 @@ TEST(Sap, ThreadCountChangesTheResultOnlyByRoundOff) {
   omp_set_num_threads(2);
   double position_difference = 0.0, velocity_difference = 0.0, speed = 0.0;
   for (std::size_t p = 0; p < results[0].particles.size(); ++p) {
-    position_difference = std::max(position_difference, (results[0].particles.position[p] - results[1].particles.position[p]).norm());
-    velocity_difference = std::max(velocity_difference, (results[0].particles.velocity[p] - results[1].particles.velocity[p]).norm());
+    position_difference =
+        std::max(position_difference, (results[0].particles.position[p] - results[1].particles.position[p]).norm());
+    velocity_difference =
+        std::max(velocity_difference, (results[0].particles.velocity[p] - results[1].particles.velocity[p]).norm());
     speed = std::max(speed, results[0].particles.velocity[p].norm());
   }
   std::printf("1 vs 2 threads: position %.3e m, velocity %.3e m/s (speed %.3e m/s)\n", position_difference,

@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include <Eigen/Cholesky>
 #include <gtest/gtest.h>
+#include <Eigen/Cholesky>
 
 namespace contactlab::linear_algebra {
 namespace {

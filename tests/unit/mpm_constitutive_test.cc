@@ -45,8 +45,7 @@ double ValueOf(const Scalar& value) {
 
 template <typename Scalar>
 Scalar Determinant(const Matrix3Of<Scalar>& m) {
-  return m(0, 0) * (m(1, 1) * m(2, 2) - m(1, 2) * m(2, 1)) -
-         m(0, 1) * (m(1, 0) * m(2, 2) - m(1, 2) * m(2, 0)) +
+  return m(0, 0) * (m(1, 1) * m(2, 2) - m(1, 2) * m(2, 1)) - m(0, 1) * (m(1, 0) * m(2, 2) - m(1, 2) * m(2, 0)) +
          m(0, 2) * (m(1, 0) * m(2, 1) - m(1, 1) * m(2, 0));
 }
 
@@ -83,10 +82,8 @@ Matrix3Of<Scalar> PolarRotationByNewtonIteration(const Matrix3Of<Scalar>& matrix
   bool converged = false;
   for (int iteration = 0; iteration < 100 && !converged; ++iteration) {
     const Matrix3Of<Scalar> inverse_transpose = Cofactor(rotation) / Determinant(rotation);
-    const Scalar scale = sqrt(sqrt(SquaredFrobeniusNorm(inverse_transpose) /
-                                   SquaredFrobeniusNorm(rotation)));
-    const Matrix3Of<Scalar> next =
-        Scalar(0.5) * (scale * rotation + inverse_transpose / scale);
+    const Scalar scale = sqrt(sqrt(SquaredFrobeniusNorm(inverse_transpose) / SquaredFrobeniusNorm(rotation)));
+    const Matrix3Of<Scalar> next = Scalar(0.5) * (scale * rotation + inverse_transpose / scale);
     double change = 0.0;
     for (int i = 0; i < 9; ++i) change += std::pow(ValueOf(next(i)) - ValueOf(rotation(i)), 2);
     rotation = next;
@@ -102,8 +99,7 @@ Matrix3Of<Scalar> PolarRotationByNewtonIteration(const Matrix3Of<Scalar>& matrix
 
 // Fixed corotated: Ψ = μ_L‖F − R‖²_F + λ/2 (J − 1)²  (= μ_L Σ(σ_i − 1)² + ... for det F > 0).
 template <typename Scalar>
-Scalar FixedCorotatedEnergy(const Matrix3Of<Scalar>& deformation_gradient,
-                            const LameParameters& lame) {
+Scalar FixedCorotatedEnergy(const Matrix3Of<Scalar>& deformation_gradient, const LameParameters& lame) {
   const Matrix3Of<Scalar> rotation = PolarRotationByNewtonIteration(deformation_gradient);
   const Scalar volume_ratio = Determinant(deformation_gradient);
   return lame.shear_modulus * SquaredFrobeniusNorm<Scalar>(deformation_gradient - rotation) +
@@ -112,13 +108,11 @@ Scalar FixedCorotatedEnergy(const Matrix3Of<Scalar>& deformation_gradient,
 
 // Fixed corotated: P = 2μ_L(F − R) + λ(J − 1) cof(F).
 template <typename Scalar>
-Matrix3Of<Scalar> FixedCorotatedStress(const Matrix3Of<Scalar>& deformation_gradient,
-                                       const LameParameters& lame) {
+Matrix3Of<Scalar> FixedCorotatedStress(const Matrix3Of<Scalar>& deformation_gradient, const LameParameters& lame) {
   const Matrix3Of<Scalar> rotation = PolarRotationByNewtonIteration(deformation_gradient);
   const Scalar volume_ratio = Determinant(deformation_gradient);
   return Scalar(2.0 * lame.shear_modulus) * (deformation_gradient - rotation) +
-         Scalar(lame.first_lame_parameter) * (volume_ratio - 1.0) *
-             Cofactor(deformation_gradient);
+         Scalar(lame.first_lame_parameter) * (volume_ratio - 1.0) * Cofactor(deformation_gradient);
 }
 
 // Linear corotated: Ê = ½(R0ᵀF + FᵀR0) − I, Ψ = μ_L‖Ê‖² + λ/2 tr(Ê)² (seed 000 eq. 19).
@@ -126,27 +120,22 @@ template <typename Scalar>
 Matrix3Of<Scalar> LinearCorotatedStrain(const Matrix3Of<Scalar>& deformation_gradient,
                                         const Matrix3& reference_rotation) {
   const Matrix3Of<Scalar> rotation = reference_rotation.cast<Scalar>();
-  return Scalar(0.5) * (rotation.transpose() * deformation_gradient +
-                        deformation_gradient.transpose() * rotation) -
+  return Scalar(0.5) * (rotation.transpose() * deformation_gradient + deformation_gradient.transpose() * rotation) -
          Matrix3Of<Scalar>::Identity();
 }
 
 template <typename Scalar>
-Scalar LinearCorotatedEnergy(const Matrix3Of<Scalar>& deformation_gradient,
-                             const Matrix3& reference_rotation, const LameParameters& lame) {
-  const Matrix3Of<Scalar> strain =
-      LinearCorotatedStrain(deformation_gradient, reference_rotation);
+Scalar LinearCorotatedEnergy(const Matrix3Of<Scalar>& deformation_gradient, const Matrix3& reference_rotation,
+                             const LameParameters& lame) {
+  const Matrix3Of<Scalar> strain = LinearCorotatedStrain(deformation_gradient, reference_rotation);
   const Scalar trace = strain(0, 0) + strain(1, 1) + strain(2, 2);
-  return lame.shear_modulus * SquaredFrobeniusNorm(strain) +
-         0.5 * lame.first_lame_parameter * trace * trace;
+  return lame.shear_modulus * SquaredFrobeniusNorm(strain) + 0.5 * lame.first_lame_parameter * trace * trace;
 }
 
 template <typename Scalar>
 Matrix3Of<Scalar> LinearCorotatedStress(const Matrix3Of<Scalar>& deformation_gradient,
-                                        const Matrix3& reference_rotation,
-                                        const LameParameters& lame) {
-  const Matrix3Of<Scalar> strain =
-      LinearCorotatedStrain(deformation_gradient, reference_rotation);
+                                        const Matrix3& reference_rotation, const LameParameters& lame) {
+  const Matrix3Of<Scalar> strain = LinearCorotatedStrain(deformation_gradient, reference_rotation);
   const Scalar trace = strain(0, 0) + strain(1, 1) + strain(2, 2);
   return reference_rotation.cast<Scalar>() *
          (Scalar(2.0 * lame.shear_modulus) * strain +
@@ -177,8 +166,7 @@ Matrix9 JacobianFromJet(const Matrix3Of<Jet9>& stress) {
 
 Matrix3 RandomRotation(std::mt19937& generator) {
   std::normal_distribution<double> normal(0.0, 1.0);
-  Eigen::Quaterniond quaternion(normal(generator), normal(generator), normal(generator),
-                                normal(generator));
+  Eigen::Quaterniond quaternion(normal(generator), normal(generator), normal(generator), normal(generator));
   return quaternion.normalized().toRotationMatrix();
 }
 
@@ -199,10 +187,9 @@ std::vector<Matrix3> PositiveDeterminantGradients() {
   for (int trial = 0; trial < 3; ++trial) {
     gradients.push_back(Matrix3::Identity() + RandomMatrix(generator, 1e-3));
   }
-  for (const Vector3& stretches : {Vector3(1.3, 0.8, 1.1), Vector3(1.2, 1.2, 0.9),
-                                   Vector3(0.5, 0.6, 0.7), Vector3(1.6, 1.05, 0.4)}) {
-    gradients.push_back(RandomRotation(generator) * stretches.asDiagonal() *
-                        RandomRotation(generator).transpose());
+  for (const Vector3& stretches :
+       {Vector3(1.3, 0.8, 1.1), Vector3(1.2, 1.2, 0.9), Vector3(0.5, 0.6, 0.7), Vector3(1.6, 1.05, 0.4)}) {
+    gradients.push_back(RandomRotation(generator) * stretches.asDiagonal() * RandomRotation(generator).transpose());
   }
   for (int trial = 0; trial < 4; ++trial) {
     Matrix3 gradient = Matrix3::Identity() + RandomMatrix(generator, 0.3);
@@ -214,8 +201,7 @@ std::vector<Matrix3> PositiveDeterminantGradients() {
 
 std::vector<LameParameters> TestLameParameters() {
   // Dough of seed 000 (E = 1e5 Pa, ν = 0.4) and the stiff ball (E = 1e8 Pa, ν = 0.2).
-  return {LameParameters::FromYoungsModulus(1e5, 0.4),
-          LameParameters::FromYoungsModulus(1e8, 0.2)};
+  return {LameParameters::FromYoungsModulus(1e5, 0.4), LameParameters::FromYoungsModulus(1e8, 0.2)};
 }
 
 double StressScale(const LameParameters& lame) {
@@ -238,8 +224,7 @@ TEST(MpmConstitutiveTest, FixedCorotatedStressIsEnergyGradient) {
       const Matrix3 stress = model->FirstPiolaStress(gradient, Matrix3::Identity());
       EXPECT_LE(MaxAbs(stress - GradientFromJet(energy)), tolerance) << "F =\n" << gradient;
       // Energy density [Pa] has the same scale as the stress for |F| = O(1).
-      EXPECT_NEAR(model->EnergyDensity(gradient, Matrix3::Identity()), energy.a, tolerance)
-          << "F =\n" << gradient;
+      EXPECT_NEAR(model->EnergyDensity(gradient, Matrix3::Identity()), energy.a, tolerance) << "F =\n" << gradient;
     }
   }
 }
@@ -249,8 +234,7 @@ TEST(MpmConstitutiveTest, FixedCorotatedTangentIsStressJacobian) {
     const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
     const double tolerance = kAutodiffRelativeTolerance * StressScale(lame);
     for (const Matrix3& gradient : PositiveDeterminantGradients()) {
-      const Matrix9 reference =
-          JacobianFromJet(FixedCorotatedStress(SeededJetMatrix(gradient), lame));
+      const Matrix9 reference = JacobianFromJet(FixedCorotatedStress(SeededJetMatrix(gradient), lame));
       const Matrix9 tangent = model->FirstPiolaStressDerivative(gradient, Matrix3::Identity());
       EXPECT_LE(MaxAbs(tangent - reference), tolerance) << "F =\n" << gradient;
       // Hessian of a hyperelastic energy: symmetric.
@@ -265,8 +249,7 @@ TEST(MpmConstitutiveTest, FixedCorotatedIgnoresReferenceRotation) {
   const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
   const Matrix3 gradient = Matrix3::Identity() + RandomMatrix(generator, 0.3);
   const Matrix3 reference_rotation = RandomRotation(generator);
-  EXPECT_EQ(model->EnergyDensity(gradient, Matrix3::Identity()),
-            model->EnergyDensity(gradient, reference_rotation));
+  EXPECT_EQ(model->EnergyDensity(gradient, Matrix3::Identity()), model->EnergyDensity(gradient, reference_rotation));
   EXPECT_EQ(model->FirstPiolaStress(gradient, Matrix3::Identity()),
             model->FirstPiolaStress(gradient, reference_rotation));
   EXPECT_EQ(model->FirstPiolaStressDerivative(gradient, Matrix3::Identity()),
@@ -285,8 +268,8 @@ TEST(MpmConstitutiveTest, FixedCorotatedInvertedStateMatchesCentralDifferences) 
   const double tolerance = 1e-7 * StressScale(lame);
   constexpr double kStep = 1e-5;
   for (int trial = 0; trial < 5; ++trial) {
-    const Matrix3 gradient = RandomRotation(generator) * Vector3(1.3, 0.9, -0.6).asDiagonal() *
-                             RandomRotation(generator).transpose();
+    const Matrix3 gradient =
+        RandomRotation(generator) * Vector3(1.3, 0.9, -0.6).asDiagonal() * RandomRotation(generator).transpose();
     ASSERT_LT(gradient.determinant(), 0.0);
     const Matrix3 stress = model->FirstPiolaStress(gradient, Matrix3::Identity());
     const Matrix9 tangent = model->FirstPiolaStressDerivative(gradient, Matrix3::Identity());
@@ -296,9 +279,9 @@ TEST(MpmConstitutiveTest, FixedCorotatedInvertedStateMatchesCentralDifferences) 
       Matrix3 forward = gradient, backward = gradient;
       forward(k) += kStep;
       backward(k) -= kStep;
-      energy_difference(k) = (model->EnergyDensity(forward, Matrix3::Identity()) -
-                              model->EnergyDensity(backward, Matrix3::Identity())) /
-                             (2.0 * kStep);
+      energy_difference(k) =
+          (model->EnergyDensity(forward, Matrix3::Identity()) - model->EnergyDensity(backward, Matrix3::Identity())) /
+          (2.0 * kStep);
       const Matrix3 stress_change = (model->FirstPiolaStress(forward, Matrix3::Identity()) -
                                      model->FirstPiolaStress(backward, Matrix3::Identity())) /
                                     (2.0 * kStep);
@@ -306,8 +289,7 @@ TEST(MpmConstitutiveTest, FixedCorotatedInvertedStateMatchesCentralDifferences) 
     }
     EXPECT_LE(MaxAbs(stress - energy_difference), tolerance);
     EXPECT_LE(MaxAbs(tangent - stress_difference), tolerance);
-    EXPECT_LE(MaxAbs(tangent - tangent.transpose()), kAutodiffRelativeTolerance *
-                                                         StressScale(lame));
+    EXPECT_LE(MaxAbs(tangent - tangent.transpose()), kAutodiffRelativeTolerance * StressScale(lame));
   }
 }
 
@@ -323,10 +305,9 @@ TEST(MpmConstitutiveTest, FixedCorotatedSmallStrainApproachesLinearElasticity) {
   for (int trial = 0; trial < 5; ++trial) {
     const Matrix3 displacement_gradient = RandomMatrix(generator, kAmplitude);
     const Matrix3 strain = 0.5 * (displacement_gradient + displacement_gradient.transpose());
-    const Matrix3 linear = 2.0 * lame.shear_modulus * strain +
-                           lame.first_lame_parameter * strain.trace() * Matrix3::Identity();
-    const Matrix3 stress = model->FirstPiolaStress(
-        Matrix3::Identity() + displacement_gradient, Matrix3::Identity());
+    const Matrix3 linear =
+        2.0 * lame.shear_modulus * strain + lame.first_lame_parameter * strain.trace() * Matrix3::Identity();
+    const Matrix3 stress = model->FirstPiolaStress(Matrix3::Identity() + displacement_gradient, Matrix3::Identity());
     EXPECT_LE(MaxAbs(stress - linear), 30.0 * StressScale(lame) * kAmplitude * kAmplitude);
   }
 }
@@ -338,10 +319,8 @@ TEST(MpmConstitutiveTest, FixedCorotatedRotationIsStressFree) {
   for (int trial = 0; trial < 5; ++trial) {
     const Matrix3 rotation = RandomRotation(generator);
     // R is orthonormal to O(ε), so F − R and J − 1 are O(ε): P = O(10 ε (μ_L + λ)).
-    EXPECT_LE(MaxAbs(model->FirstPiolaStress(rotation, Matrix3::Identity())),
-              64.0 * kEpsilon * StressScale(lame));
-    EXPECT_LE(model->EnergyDensity(rotation, Matrix3::Identity()),
-              64.0 * kEpsilon * StressScale(lame));
+    EXPECT_LE(MaxAbs(model->FirstPiolaStress(rotation, Matrix3::Identity())), 64.0 * kEpsilon * StressScale(lame));
+    EXPECT_LE(model->EnergyDensity(rotation, Matrix3::Identity()), 64.0 * kEpsilon * StressScale(lame));
   }
 }
 
@@ -351,10 +330,8 @@ TEST(MpmConstitutiveTest, FixedCorotatedRotationIsStressFree) {
 // polar rotation perturbed by a small extra rotation, and an unrelated rotation.
 std::vector<Matrix3> ReferenceRotationsFor(const Matrix3& gradient, std::mt19937& generator) {
   const Matrix3 polar_rotation = ComputePolarDecomposition(gradient).rotation;
-  const Matrix3 small_rotation =
-      Eigen::AngleAxisd(0.05, Vector3(1.0, 2.0, -1.0).normalized()).toRotationMatrix();
-  return {Matrix3::Identity(), polar_rotation, polar_rotation * small_rotation,
-          RandomRotation(generator)};
+  const Matrix3 small_rotation = Eigen::AngleAxisd(0.05, Vector3(1.0, 2.0, -1.0).normalized()).toRotationMatrix();
+  return {Matrix3::Identity(), polar_rotation, polar_rotation * small_rotation, RandomRotation(generator)};
 }
 
 TEST(MpmConstitutiveTest, LinearCorotatedStressIsEnergyGradient) {
@@ -364,11 +341,8 @@ TEST(MpmConstitutiveTest, LinearCorotatedStressIsEnergyGradient) {
     const double tolerance = kAutodiffRelativeTolerance * StressScale(lame);
     for (const Matrix3& gradient : PositiveDeterminantGradients()) {
       for (const Matrix3& reference_rotation : ReferenceRotationsFor(gradient, generator)) {
-        const Jet9 energy =
-            LinearCorotatedEnergy(SeededJetMatrix(gradient), reference_rotation, lame);
-        EXPECT_LE(MaxAbs(model->FirstPiolaStress(gradient, reference_rotation) -
-                         GradientFromJet(energy)),
-                  tolerance);
+        const Jet9 energy = LinearCorotatedEnergy(SeededJetMatrix(gradient), reference_rotation, lame);
+        EXPECT_LE(MaxAbs(model->FirstPiolaStress(gradient, reference_rotation) - GradientFromJet(energy)), tolerance);
         EXPECT_NEAR(model->EnergyDensity(gradient, reference_rotation), energy.a, tolerance);
       }
     }
@@ -382,14 +356,13 @@ TEST(MpmConstitutiveTest, LinearCorotatedTangentIsStressJacobian) {
     const double tolerance = kAutodiffRelativeTolerance * StressScale(lame);
     for (const Matrix3& gradient : PositiveDeterminantGradients()) {
       for (const Matrix3& reference_rotation : ReferenceRotationsFor(gradient, generator)) {
-        const Matrix9 reference = JacobianFromJet(
-            LinearCorotatedStress(SeededJetMatrix(gradient), reference_rotation, lame));
+        const Matrix9 reference =
+            JacobianFromJet(LinearCorotatedStress(SeededJetMatrix(gradient), reference_rotation, lame));
         const Matrix9 tangent = model->FirstPiolaStressDerivative(gradient, reference_rotation);
         EXPECT_LE(MaxAbs(tangent - reference), tolerance);
         EXPECT_LE(MaxAbs(tangent - tangent.transpose()), tolerance);
         // Ψ is quadratic in F: the tangent does not depend on F for a fixed R0.
-        EXPECT_LE(MaxAbs(tangent - model->FirstPiolaStressDerivative(Matrix3::Identity(),
-                                                                     reference_rotation)),
+        EXPECT_LE(MaxAbs(tangent - model->FirstPiolaStressDerivative(Matrix3::Identity(), reference_rotation)),
                   tolerance);
       }
     }
@@ -406,13 +379,13 @@ TEST(MpmConstitutiveTest, LinearCorotatedWithIdentityReferenceIsLinearElasticity
   for (int trial = 0; trial < 5; ++trial) {
     const Matrix3 displacement_gradient = RandomMatrix(generator, 1e-3);
     const Matrix3 strain = 0.5 * (displacement_gradient + displacement_gradient.transpose());
-    const Matrix3 linear = 2.0 * lame.shear_modulus * strain +
-                           lame.first_lame_parameter * strain.trace() * Matrix3::Identity();
+    const Matrix3 linear =
+        2.0 * lame.shear_modulus * strain + lame.first_lame_parameter * strain.trace() * Matrix3::Identity();
     const Matrix3 gradient = Matrix3::Identity() + displacement_gradient;
     EXPECT_LE(MaxAbs(model->FirstPiolaStress(gradient, Matrix3::Identity()) - linear),
               64.0 * kEpsilon * StressScale(lame));
-    const double linear_energy = lame.shear_modulus * strain.squaredNorm() +
-                                 0.5 * lame.first_lame_parameter * std::pow(strain.trace(), 2);
+    const double linear_energy =
+        lame.shear_modulus * strain.squaredNorm() + 0.5 * lame.first_lame_parameter * std::pow(strain.trace(), 2);
     EXPECT_NEAR(model->EnergyDensity(gradient, Matrix3::Identity()), linear_energy,
                 64.0 * kEpsilon * StressScale(lame) * 1e-3);
   }
@@ -425,8 +398,7 @@ TEST(MpmConstitutiveTest, LinearCorotatedReferenceRotationIsStressFree) {
   for (int trial = 0; trial < 5; ++trial) {
     const Matrix3 rotation = RandomRotation(generator);
     // R0ᵀR = I + O(ε), so Ê = O(ε) and P = O(10 ε (μ_L + λ)).
-    EXPECT_LE(MaxAbs(model->FirstPiolaStress(rotation, rotation)),
-              64.0 * kEpsilon * StressScale(lame));
+    EXPECT_LE(MaxAbs(model->FirstPiolaStress(rotation, rotation)), 64.0 * kEpsilon * StressScale(lame));
     EXPECT_LE(model->EnergyDensity(rotation, rotation), 64.0 * kEpsilon * StressScale(lame));
   }
 }
@@ -471,8 +443,7 @@ TEST(MpmConstitutiveTest, ModelKindParsingAndFactory) {
 }
 
 TEST(MpmConstitutiveTest, MakeMaterialFillsDerivedQuantities) {
-  const Material ball =
-      MakeMaterial("ball", ConstitutiveModelKind::kLinearCorotated, 1000.0, 1e8, 0.2);
+  const Material ball = MakeMaterial("ball", ConstitutiveModelKind::kLinearCorotated, 1000.0, 1e8, 0.2);
   EXPECT_EQ(ball.name, "ball");
   EXPECT_FALSE(ball.is_plastic());
   EXPECT_NEAR(ball.lame.shear_modulus, 125e6 / 3.0, 4.0 * kEpsilon * ball.lame.shear_modulus);
@@ -481,18 +452,15 @@ TEST(MpmConstitutiveTest, MakeMaterialFillsDerivedQuantities) {
   // c = sqrt((λ + 2μ_L)/ρ) = sqrt(1e8/0.9/1000) = 333.33 m/s (spec-sap-qn §2.7, E1).
   EXPECT_NEAR(ball.DilatationalWaveSpeed(), std::sqrt(1e8 / 0.9 / 1000.0), 1e-12);
 
-  const Material dough =
-      MakeMaterial("dough", ConstitutiveModelKind::kFixedCorotated, 1000.0, 1e5, 0.4, 6000.0);
+  const Material dough = MakeMaterial("dough", ConstitutiveModelKind::kFixedCorotated, 1000.0, 1e5, 0.4, 6000.0);
   EXPECT_TRUE(dough.is_plastic());
   EXPECT_EQ(dough.constitutive_model->name(), "fixed_corotated");
   // Table value 14.6 m/s for E2 (3 digits).
   EXPECT_NEAR(dough.DilatationalWaveSpeed(), 14.6, 0.05);
 
-  EXPECT_THROW(MakeMaterial("bad", ConstitutiveModelKind::kLinearCorotated, 0.0, 1e5, 0.3),
+  EXPECT_THROW(MakeMaterial("bad", ConstitutiveModelKind::kLinearCorotated, 0.0, 1e5, 0.3), std::invalid_argument);
+  EXPECT_THROW(MakeMaterial("bad", ConstitutiveModelKind::kLinearCorotated, 1000.0, 1e5, 0.3, -1.0),
                std::invalid_argument);
-  EXPECT_THROW(
-      MakeMaterial("bad", ConstitutiveModelKind::kLinearCorotated, 1000.0, 1e5, 0.3, -1.0),
-      std::invalid_argument);
 }
 
 }  // namespace

@@ -18,8 +18,7 @@ constexpr double kRoundoff = 64.0 * std::numeric_limits<double>::epsilon();
 Matrix3 RandomRotation(std::mt19937& generator) {
   // A normalized Gaussian quaternion is uniformly distributed on SO(3).
   std::normal_distribution<double> normal(0.0, 1.0);
-  Eigen::Quaterniond quaternion(normal(generator), normal(generator), normal(generator),
-                                normal(generator));
+  Eigen::Quaterniond quaternion(normal(generator), normal(generator), normal(generator), normal(generator));
   return quaternion.normalized().toRotationMatrix();
 }
 
@@ -59,8 +58,7 @@ void ExpectValidSignedSvd(const Matrix3& matrix) {
   if (matrix.determinant() > determinant_scale) {
     EXPECT_GT(sigma(2), 0.0);
   }
-  EXPECT_LE((svd.u * sigma.asDiagonal() * svd.v.transpose() - matrix).norm(),
-            kRoundoff * matrix.norm());
+  EXPECT_LE((svd.u * sigma.asDiagonal() * svd.v.transpose() - matrix).norm(), kRoundoff * matrix.norm());
 }
 
 TEST(MpmPolarDecompositionTest, RandomMatricesOfBothDeterminantSigns) {
@@ -81,8 +79,7 @@ TEST(MpmPolarDecompositionTest, RotatedStretchIsRecovered) {
   for (int trial = 0; trial < 50; ++trial) {
     const Matrix3 rotation = RandomRotation(generator);
     const Matrix3 frame = RandomRotation(generator);
-    const Matrix3 stretch =
-        frame * Vector3(1.4, 0.9, 0.6).asDiagonal() * frame.transpose();
+    const Matrix3 stretch = frame * Vector3(1.4, 0.9, 0.6).asDiagonal() * frame.transpose();
     const PolarDecomposition polar = ComputePolarDecomposition(rotation * stretch);
     // Singular values are well separated (gaps ≥ 0.3), so R and S are perturbed by
     // O(ε/gap) only.
@@ -141,8 +138,7 @@ TEST(MpmPolarDecompositionTest, RotationAndIdentityAndSingularInputs) {
   EXPECT_LE((identity.stretch - Matrix3::Identity()).norm(), kRoundoff);
 
   // Rank-deficient (flattened) input still gives a proper rotation with R S = F.
-  const Matrix3 flattened =
-      rotation * Vector3(1.1, 0.7, 0.0).asDiagonal() * RandomRotation(generator).transpose();
+  const Matrix3 flattened = rotation * Vector3(1.1, 0.7, 0.0).asDiagonal() * RandomRotation(generator).transpose();
   ExpectValidPolarDecomposition(flattened);
   ExpectValidSignedSvd(flattened);
 }

@@ -119,8 +119,9 @@ TEST(QuadraticBSpline, GradientMatchesCentralDifferences) {
             const NodeCoordinate local = node - shifted.base_node;
             return shifted.Weight(local.x(), local.y(), local.z());
           };
-          numeric[axis] = (weight_at(position + step * Vector3::Unit(axis)) -
-                           weight_at(position - step * Vector3::Unit(axis))) / (2.0 * step);
+          numeric[axis] =
+              (weight_at(position + step * Vector3::Unit(axis)) - weight_at(position - step * Vector3::Unit(axis))) /
+              (2.0 * step);
         }
         EXPECT_LT((numeric - stencil.WeightGradient(a, b, c)).norm(), 1e-8);
       }
@@ -188,7 +189,8 @@ TEST(Transfers, StressImpulsesConserveMomentum) {
   }
   ASSERT_GT(impulse_scale, 1e-3);
   EXPECT_LT((GridLinearMomentum(with_stress) - GridLinearMomentum(without_stress)).norm(), 1e-13 * impulse_scale * 100);
-  EXPECT_LT((GridAngularMomentum(with_stress) - GridAngularMomentum(without_stress)).norm(), 1e-13 * impulse_scale * 100);
+  EXPECT_LT((GridAngularMomentum(with_stress) - GridAngularMomentum(without_stress)).norm(),
+            1e-13 * impulse_scale * 100);
 }
 
 TEST(ExplicitStep, FreeFallIsExact) {

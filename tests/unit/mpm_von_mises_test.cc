@@ -29,8 +29,7 @@ constexpr double kShearModulus = 1e5 / 2.8;
 
 Matrix3 RandomRotation(std::mt19937& generator) {
   std::normal_distribution<double> normal(0.0, 1.0);
-  Eigen::Quaterniond quaternion(normal(generator), normal(generator), normal(generator),
-                                normal(generator));
+  Eigen::Quaterniond quaternion(normal(generator), normal(generator), normal(generator), normal(generator));
   return quaternion.normalized().toRotationMatrix();
 }
 
@@ -57,7 +56,9 @@ Matrix3 ExpectedProjectedStretch(const Matrix3& stretch, double radius) {
   return stretch.trace() / 3.0 * Matrix3::Identity() + radius / deviatoric.norm() * deviatoric;
 }
 
-double YieldStressForRadius(double radius) { return 2.0 * kShearModulus * radius; }
+double YieldStressForRadius(double radius) {
+  return 2.0 * kShearModulus * radius;
+}
 
 TEST(MpmVonMisesTest, InsideYieldCylinderReturnsTrialUnchanged) {
   std::mt19937 generator(101);
@@ -67,12 +68,11 @@ TEST(MpmVonMisesTest, InsideYieldCylinderReturnsTrialUnchanged) {
     const Matrix3 frame = RandomRotation(generator);
     // Deviatoric part of the stretch (0.03, −0.01, −0.02): norm 0.037 < 0.084.
     const Matrix3 stretch = frame * Vector3(1.03, 0.99, 0.98).asDiagonal() * frame.transpose();
-    const Matrix3 trial =
-        reference_rotation * RotationAboutRandomAxis(generator, 0.01) * stretch;
+    const Matrix3 trial = reference_rotation * RotationAboutRandomAxis(generator, 0.01) * stretch;
     ASSERT_LT(Deviatoric(SymmetricStretch(trial, reference_rotation)).norm(), kRadius);
 
-    const VonMisesReturnResult result = VonMisesReturnMap(
-        trial, reference_rotation, YieldStressForRadius(kRadius), kShearModulus);
+    const VonMisesReturnResult result =
+        VonMisesReturnMap(trial, reference_rotation, YieldStressForRadius(kRadius), kShearModulus);
     EXPECT_FALSE(result.yielded);
     EXPECT_FALSE(result.used_fallback);
     EXPECT_EQ(result.elastic_deformation_gradient, trial);
@@ -83,8 +83,7 @@ TEST(MpmVonMisesTest, InsideYieldCylinderReturnsTrialUnchanged) {
 TEST(MpmVonMisesTest, HydrostaticTrialIsNotProjected) {
   // dev S = 0 exactly (1.5 I, exact in binary): elastic even for η = 0 (guard of eq. 25).
   const Matrix3 hydrostatic = 1.5 * Matrix3::Identity();
-  const VonMisesReturnResult exact =
-      VonMisesReturnMap(hydrostatic, Matrix3::Identity(), 0.0, kShearModulus);
+  const VonMisesReturnResult exact = VonMisesReturnMap(hydrostatic, Matrix3::Identity(), 0.0, kShearModulus);
   EXPECT_FALSE(exact.yielded);
   EXPECT_EQ(exact.elastic_deformation_gradient, hydrostatic);
 
@@ -94,8 +93,7 @@ TEST(MpmVonMisesTest, HydrostaticTrialIsNotProjected) {
   const Matrix3 rotation = RandomRotation(generator);
   const Matrix3 trial = 1.1 * rotation;
   const VonMisesReturnResult rotated = VonMisesReturnMap(trial, rotation, 0.0, kShearModulus);
-  EXPECT_LE((rotated.elastic_deformation_gradient - trial).norm(),
-            kRelativeTolerance * trial.norm());
+  EXPECT_LE((rotated.elastic_deformation_gradient - trial).norm(), kRelativeTolerance * trial.norm());
 }
 
 TEST(MpmVonMisesTest, OutsideYieldCylinderProjectsOntoIt) {
@@ -105,16 +103,14 @@ TEST(MpmVonMisesTest, OutsideYieldCylinderProjectsOntoIt) {
       for (int trial_index = 0; trial_index < 5; ++trial_index) {
         const Matrix3 reference_rotation = RandomRotation(generator);
         const Matrix3 frame = RandomRotation(generator);
-        const Matrix3 stretch =
-            frame * Vector3(1.3, 0.9, 0.85).asDiagonal() * frame.transpose();
-        const Matrix3 trial_rotation =
-            reference_rotation * RotationAboutRandomAxis(generator, relative_angle);
+        const Matrix3 stretch = frame * Vector3(1.3, 0.9, 0.85).asDiagonal() * frame.transpose();
+        const Matrix3 trial_rotation = reference_rotation * RotationAboutRandomAxis(generator, relative_angle);
         const Matrix3 trial = trial_rotation * stretch;
         const Matrix3 trial_stretch = SymmetricStretch(trial, reference_rotation);
         ASSERT_GT(Deviatoric(trial_stretch).norm(), radius);
 
-        const VonMisesReturnResult result = VonMisesReturnMap(
-            trial, reference_rotation, YieldStressForRadius(radius), kShearModulus);
+        const VonMisesReturnResult result =
+            VonMisesReturnMap(trial, reference_rotation, YieldStressForRadius(radius), kShearModulus);
         EXPECT_TRUE(result.yielded);
         EXPECT_FALSE(result.used_fallback);
         const Matrix3& projected = result.elastic_deformation_gradient;
@@ -123,11 +119,9 @@ TEST(MpmVonMisesTest, OutsideYieldCylinderProjectsOntoIt) {
         // (ii) On the cylinder: ‖dev S(F̃^E)‖_F = η/(2μ_L), and S(F̃^E) = S̃ (eq. 25–26).
         EXPECT_NEAR(Deviatoric(projected_stretch).norm(), radius, kRelativeTolerance * radius);
         const Matrix3 expected_stretch = ExpectedProjectedStretch(trial_stretch, radius);
-        EXPECT_LE((projected_stretch - expected_stretch).norm(),
-                  kRelativeTolerance * expected_stretch.norm());
+        EXPECT_LE((projected_stretch - expected_stretch).norm(), kRelativeTolerance * expected_stretch.norm());
         // (iii) The hydrostatic part (mean eigenvalue) is unchanged.
-        EXPECT_NEAR(projected_stretch.trace(), trial_stretch.trace(),
-                    kRelativeTolerance * trial_stretch.norm());
+        EXPECT_NEAR(projected_stretch.trace(), trial_stretch.trace(), kRelativeTolerance * trial_stretch.norm());
         // The polar rotation of F̃^E is the trial's R: F̃^E = R Ṽ with Ṽ symmetric positive
         // definite. The next reference rotation is that rotation.
         const PolarDecomposition polar = ComputePolarDecomposition(projected);
@@ -146,14 +140,13 @@ TEST(MpmVonMisesTest, ProjectionIsIdempotent) {
   std::mt19937 generator(109);
   constexpr double kRadius = 0.07;
   const Matrix3 reference_rotation = RandomRotation(generator);
-  const Matrix3 trial = reference_rotation * RotationAboutRandomAxis(generator, 0.2) *
-                        Vector3(1.25, 0.95, 0.8).asDiagonal();
-  const VonMisesReturnResult first = VonMisesReturnMap(
-      trial, reference_rotation, YieldStressForRadius(kRadius), kShearModulus);
+  const Matrix3 trial =
+      reference_rotation * RotationAboutRandomAxis(generator, 0.2) * Vector3(1.25, 0.95, 0.8).asDiagonal();
+  const VonMisesReturnResult first =
+      VonMisesReturnMap(trial, reference_rotation, YieldStressForRadius(kRadius), kShearModulus);
   ASSERT_TRUE(first.yielded);
-  const VonMisesReturnResult second =
-      VonMisesReturnMap(first.elastic_deformation_gradient, reference_rotation,
-                        YieldStressForRadius(kRadius), kShearModulus);
+  const VonMisesReturnResult second = VonMisesReturnMap(first.elastic_deformation_gradient, reference_rotation,
+                                                        YieldStressForRadius(kRadius), kShearModulus);
   EXPECT_LE((second.elastic_deformation_gradient - first.elastic_deformation_gradient).norm(),
             kRelativeTolerance * first.elastic_deformation_gradient.norm());
 }
@@ -166,8 +159,8 @@ TEST(MpmVonMisesTest, IdentityRelativeRotationGivesProjectedStretch) {
     const Matrix3 rotation = RandomRotation(generator);
     const Matrix3 frame = RandomRotation(generator);
     const Matrix3 stretch = frame * Vector3(1.2, 1.0, 0.7).asDiagonal() * frame.transpose();
-    const VonMisesReturnResult result = VonMisesReturnMap(
-        rotation * stretch, rotation, YieldStressForRadius(kRadius), kShearModulus);
+    const VonMisesReturnResult result =
+        VonMisesReturnMap(rotation * stretch, rotation, YieldStressForRadius(kRadius), kShearModulus);
     ASSERT_TRUE(result.yielded);
     EXPECT_FALSE(result.used_fallback);
     // R0ᵀR = I + O(ε) here, since both come from the same rotation.
@@ -189,21 +182,17 @@ TEST(MpmVonMisesTest, SingularRelativeRotationUsesFallback) {
     const Matrix3 frame = RandomRotation(generator);
     const Matrix3 stretch = frame * Vector3(1.2, 1.0, 0.7).asDiagonal() * frame.transpose();
     const Matrix3 trial = reference_rotation * relative_rotation * stretch;
-    const VonMisesReturnResult result = VonMisesReturnMap(
-        trial, reference_rotation, YieldStressForRadius(kRadius), kShearModulus);
+    const VonMisesReturnResult result =
+        VonMisesReturnMap(trial, reference_rotation, YieldStressForRadius(kRadius), kShearModulus);
     ASSERT_TRUE(result.yielded);
     EXPECT_TRUE(result.used_fallback) << "angle " << angle;
     const Matrix3 trial_stretch = SymmetricStretch(trial, reference_rotation);
     const Matrix3 expected = ExpectedProjectedStretch(trial_stretch, kRadius);
-    EXPECT_LE((reference_rotation.transpose() * result.elastic_deformation_gradient - expected)
-                  .norm(),
+    EXPECT_LE((reference_rotation.transpose() * result.elastic_deformation_gradient - expected).norm(),
               kRelativeTolerance * expected.norm());
-    EXPECT_LE((SymmetricStretch(result.elastic_deformation_gradient, reference_rotation) -
-               expected)
-                  .norm(),
+    EXPECT_LE((SymmetricStretch(result.elastic_deformation_gradient, reference_rotation) - expected).norm(),
               kRelativeTolerance * expected.norm());
-    EXPECT_LE((result.next_reference_rotation -
-               ComputePolarDecomposition(result.elastic_deformation_gradient).rotation)
+    EXPECT_LE((result.next_reference_rotation - ComputePolarDecomposition(result.elastic_deformation_gradient).rotation)
                   .norm(),
               kRelativeTolerance);
   }
@@ -215,27 +204,20 @@ TEST(MpmVonMisesTest, NearlySingularRelativeRotationStillSolvesExactly) {
   std::mt19937 generator(131);
   constexpr double kRadius = 0.05;
   const Matrix3 reference_rotation = RandomRotation(generator);
-  const Matrix3 relative_rotation =
-      RotationAboutRandomAxis(generator, std::numbers::pi / 2.0 - 1e-3);
-  const Matrix3 trial =
-      reference_rotation * relative_rotation * Vector3(1.2, 1.0, 0.7).asDiagonal();
-  const VonMisesReturnResult result = VonMisesReturnMap(
-      trial, reference_rotation, YieldStressForRadius(kRadius), kShearModulus);
+  const Matrix3 relative_rotation = RotationAboutRandomAxis(generator, std::numbers::pi / 2.0 - 1e-3);
+  const Matrix3 trial = reference_rotation * relative_rotation * Vector3(1.2, 1.0, 0.7).asDiagonal();
+  const VonMisesReturnResult result =
+      VonMisesReturnMap(trial, reference_rotation, YieldStressForRadius(kRadius), kShearModulus);
   ASSERT_TRUE(result.yielded);
   EXPECT_FALSE(result.used_fallback);
-  const Matrix3 expected =
-      ExpectedProjectedStretch(SymmetricStretch(trial, reference_rotation), kRadius);
-  EXPECT_LE((SymmetricStretch(result.elastic_deformation_gradient, reference_rotation) -
-             expected)
-                .norm(),
+  const Matrix3 expected = ExpectedProjectedStretch(SymmetricStretch(trial, reference_rotation), kRadius);
+  EXPECT_LE((SymmetricStretch(result.elastic_deformation_gradient, reference_rotation) - expected).norm(),
             kRelativeTolerance * expected.norm());
 }
 
 TEST(MpmVonMisesTest, RejectsInvalidParameters) {
-  EXPECT_THROW(VonMisesReturnMap(Matrix3::Identity(), Matrix3::Identity(), 1.0, 0.0),
-               std::invalid_argument);
-  EXPECT_THROW(VonMisesReturnMap(Matrix3::Identity(), Matrix3::Identity(), -1.0, 1.0),
-               std::invalid_argument);
+  EXPECT_THROW(VonMisesReturnMap(Matrix3::Identity(), Matrix3::Identity(), 1.0, 0.0), std::invalid_argument);
+  EXPECT_THROW(VonMisesReturnMap(Matrix3::Identity(), Matrix3::Identity(), -1.0, 1.0), std::invalid_argument);
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numbers>
 #include <stdexcept>
@@ -31,8 +31,7 @@ double AngleBetween(const Quaternion& a, const Quaternion& b) {
 }
 
 // A free body with given inertia in its body frame (not necessarily principal), unit mass.
-RigidBody SpinningBody(const Matrix3& inertia_in_body, const Quaternion& orientation,
-                       const Vector3& angular_velocity) {
+RigidBody SpinningBody(const Matrix3& inertia_in_body, const Quaternion& orientation, const Vector3& angular_velocity) {
   RigidBody body;
   body.name = "spinner";
   body.motion = BodyMotion::kFree;
@@ -65,18 +64,15 @@ CompositeExpectation HandComputedComposite() {
   const Vector3 position_a(1.0, 0.0, 0.0);
   const Vector3 position_b(-0.5, 0.3, 0.0);
   // Box about its centroid: m/12 diag(b² + c², a² + c², a² + b²) with sides along the axes.
-  const Matrix3 own_a =
-      mass_a / 12.0 * Vector3(0.25 + 0.04, 1.0 + 0.04, 1.0 + 0.25).asDiagonal().toDenseMatrix();
-  const Matrix3 own_b =
-      mass_b / 12.0 * Vector3(0.36 + 0.16, 0.04 + 0.16, 0.04 + 0.36).asDiagonal().toDenseMatrix();
+  const Matrix3 own_a = mass_a / 12.0 * Vector3(0.25 + 0.04, 1.0 + 0.04, 1.0 + 0.25).asDiagonal().toDenseMatrix();
+  const Matrix3 own_b = mass_b / 12.0 * Vector3(0.36 + 0.16, 0.04 + 0.16, 0.04 + 0.36).asDiagonal().toDenseMatrix();
   const auto point_mass = [](double mass, const Vector3& p) -> Matrix3 {
     return mass * (p.squaredNorm() * Matrix3::Identity() - p * p.transpose());
   };
   CompositeExpectation expected;
   expected.mass = mass_a + mass_b;
   expected.centre_of_mass = (mass_a * position_a + mass_b * position_b) / expected.mass;
-  const Matrix3 about_origin =
-      own_a + point_mass(mass_a, position_a) + own_b + point_mass(mass_b, position_b);
+  const Matrix3 about_origin = own_a + point_mass(mass_a, position_a) + own_b + point_mass(mass_b, position_b);
   expected.inertia = about_origin - point_mass(expected.mass, expected.centre_of_mass);
   return expected;
 }
@@ -84,8 +80,8 @@ CompositeExpectation HandComputedComposite() {
 std::vector<Geometry> CompositeGeometries() {
   return {
       Geometry{Shape::Box(Vector3(0.5, 0.25, 0.1)), Pose{Vector3(1.0, 0.0, 0.0)}, 0.3},
-      Geometry{Shape::Box(Vector3(0.3, 0.1, 0.2)),
-               Pose{Vector3(-0.5, 0.3, 0.0), Rotation(kPi / 2.0, Vector3::UnitZ())}, 0.5},
+      Geometry{Shape::Box(Vector3(0.3, 0.1, 0.2)), Pose{Vector3(-0.5, 0.3, 0.0), Rotation(kPi / 2.0, Vector3::UnitZ())},
+               0.5},
   };
 }
 
@@ -108,8 +104,7 @@ TEST(RigidBodyTest, CompositeBodyMassPropertiesMatchHandComputation) {
   EXPECT_EQ(body.inertia_in_body(1, 2), 0.0);
 
   // Body frame at the centre of mass with the placement's orientation.
-  EXPECT_LT((body.pose.position - placement.TransformPoint(expected.centre_of_mass)).norm(),
-            8 * kEpsilon * 3.0);
+  EXPECT_LT((body.pose.position - placement.TransformPoint(expected.centre_of_mass)).norm(), 8 * kEpsilon * 3.0);
   EXPECT_EQ(body.pose.orientation.coeffs(), placement.orientation.coeffs());
 
   // Nothing moved in world: every geometry's world pose is its placement in the common frame.
@@ -124,8 +119,7 @@ TEST(RigidBodyTest, CompositeBodyMassPropertiesMatchHandComputation) {
 
   // World inertia is R I Rᵀ and its inverse is the inverse.
   const Matrix3 rotation = placement.rotation();
-  EXPECT_LT((body.WorldInertia() - rotation * expected.inertia * rotation.transpose()).norm(),
-            64 * kEpsilon);
+  EXPECT_LT((body.WorldInertia() - rotation * expected.inertia * rotation.transpose()).norm(), 64 * kEpsilon);
   EXPECT_LT((body.WorldInertia() * body.WorldInverseInertia() - Matrix3::Identity()).norm(),
             1e3 * kEpsilon);  // condition number of the inertia is ≈ 20
 }
@@ -162,8 +156,7 @@ TEST(RigidBodyTest, GeometryBoundsEncloseRotatedShapesTightly) {
     EXPECT_LT((bounds.max() - (pose.position + half_width)).norm(), 32 * kEpsilon * 3.0);
   }
   // Unbounded geometry stays unbounded, whatever the pose.
-  const RigidBody ground =
-      MakeStaticBody("ground", {Geometry{Shape::HalfSpace(), Pose{}, 0.5}}, placement);
+  const RigidBody ground = MakeStaticBody("ground", {Geometry{Shape::HalfSpace(), Pose{}, 0.5}}, placement);
   const AlignedBox3 ground_bounds = ground.GeometryBounds(0);
   EXPECT_TRUE(ground_bounds.min().array().isInf().all());
   EXPECT_TRUE(ground_bounds.max().array().isInf().all());
@@ -194,14 +187,12 @@ TEST(RigidBodyTest, FreeFallMatchesDiscreteSymplecticEulerFormula) {
     largest_position = std::max(largest_position, body.pose.position.norm());
     if (n % 250 == 0) {
       const Vector3 expected_velocity = initial_velocity + n * dt * acceleration;
-      const Vector3 expected_position = initial_position + n * dt * initial_velocity +
-                                        dt * dt * acceleration * (n * (n + 1.0) / 2.0);
+      const Vector3 expected_position =
+          initial_position + n * dt * initial_velocity + dt * dt * acceleration * (n * (n + 1.0) / 2.0);
       EXPECT_LT((body.linear_velocity - expected_velocity).norm(),
                 4.0 * n * kEpsilon * (expected_velocity.norm() + 10.0))
           << "step " << n;
-      EXPECT_LT((body.pose.position - expected_position).norm(),
-                4.0 * n * kEpsilon * largest_position)
-          << "step " << n;
+      EXPECT_LT((body.pose.position - expected_position).norm(), 4.0 * n * kEpsilon * largest_position) << "step " << n;
     }
   }
   // No spin: the orientation only carries round-off.
@@ -216,8 +207,7 @@ TEST(RigidBodyTest, FreeFallMatchesDiscreteSymplecticEulerFormula) {
 TEST(RigidBodyTest, SpinAboutPrincipalAxisIsExact) {
   const Quaternion principal_frame = Rotation(0.9, Vector3(1.0, -2.0, 0.5));
   const Matrix3 principal_axes = principal_frame.toRotationMatrix();
-  const Matrix3 inertia =
-      principal_axes * Vector3(1.0, 2.0, 3.0).asDiagonal() * principal_axes.transpose();
+  const Matrix3 inertia = principal_axes * Vector3(1.0, 2.0, 3.0).asDiagonal() * principal_axes.transpose();
   const Quaternion initial = Rotation(0.3, Vector3(0.0, 1.0, 1.0));
   for (int axis = 0; axis < 3; ++axis) {
     // World direction of principal axis `axis` at the start.
@@ -228,20 +218,18 @@ TEST(RigidBodyTest, SpinAboutPrincipalAxisIsExact) {
     const int steps = 400;
     for (int n = 0; n < steps; ++n) AdvanceFreeBody(body, Vector3::Zero(), dt);
     const Quaternion expected = Rotation(rate * steps * dt, world_axis) * initial;
-    EXPECT_LT(AngleBetween(body.pose.orientation, expected), 64.0 * steps * kEpsilon)
-        << "axis " << axis;
-    EXPECT_LT((body.angular_velocity - rate * world_axis).norm(),
-              64.0 * steps * kEpsilon * rate);
+    EXPECT_LT(AngleBetween(body.pose.orientation, expected), 64.0 * steps * kEpsilon) << "axis " << axis;
+    EXPECT_LT((body.angular_velocity - rate * world_axis).norm(), 64.0 * steps * kEpsilon * rate);
   }
 }
 
 struct RotationStatistics {
-  double momentum_drift_10k = 0.0;       // max |L_n − L_0| / |L_0| over the first 10⁴ steps
-  double momentum_drift = 0.0;           // the same over the whole run
-  double energy_oscillation = 0.0;       // max |E_n − E_0| / E_0 over the whole run
-  double first_quarter_energy = 0.0;     // max over the first quarter of the run
-  double last_quarter_energy = 0.0;      // max over the last quarter of the run
-  double largest_rate = 0.0;             // |Π| / I_min, the fastest sub-flow rate [rad/s]
+  double momentum_drift_10k = 0.0;    // max |L_n − L_0| / |L_0| over the first 10⁴ steps
+  double momentum_drift = 0.0;        // the same over the whole run
+  double energy_oscillation = 0.0;    // max |E_n − E_0| / E_0 over the whole run
+  double first_quarter_energy = 0.0;  // max over the first quarter of the run
+  double last_quarter_energy = 0.0;   // max over the last quarter of the run
+  double largest_rate = 0.0;          // |Π| / I_min, the fastest sub-flow rate [rad/s]
 };
 
 RotationStatistics RunTorqueFree(const RigidBody& start, double dt, int steps) {
@@ -253,8 +241,7 @@ RotationStatistics RunTorqueFree(const RigidBody& start, double dt, int steps) {
   statistics.largest_rate = initial_momentum.norm() / solver.eigenvalues().minCoeff();
   for (int n = 1; n <= steps; ++n) {
     AdvanceFreeBody(body, Vector3::Zero(), dt);
-    const double momentum_error =
-        (body.AngularMomentum() - initial_momentum).norm() / initial_momentum.norm();
+    const double momentum_error = (body.AngularMomentum() - initial_momentum).norm() / initial_momentum.norm();
     statistics.momentum_drift = std::max(statistics.momentum_drift, momentum_error);
     if (n <= 10000) statistics.momentum_drift_10k = statistics.momentum_drift;
     const double energy_error = std::abs(body.KineticEnergy() - initial_energy) / initial_energy;
@@ -291,8 +278,7 @@ RotationStatistics RunTorqueFree(const RigidBody& start, double dt, int steps) {
 TEST(RigidBodyTest, TorqueFreeRotationConservesMomentumAndBoundsEnergy) {
   const Quaternion principal_frame = Rotation(0.9, Vector3(1.0, -2.0, 0.5));
   const Matrix3 principal_axes = principal_frame.toRotationMatrix();
-  const Matrix3 inertia =
-      principal_axes * Vector3(1.0, 2.0, 3.0).asDiagonal() * principal_axes.transpose();
+  const Matrix3 inertia = principal_axes * Vector3(1.0, 2.0, 3.0).asDiagonal() * principal_axes.transpose();
   const Quaternion initial = Rotation(0.3, Vector3(0.0, 1.0, 1.0));
   const Matrix3 world_principal = (initial * principal_frame).toRotationMatrix();
 
@@ -303,27 +289,24 @@ TEST(RigidBodyTest, TorqueFreeRotationConservesMomentumAndBoundsEnergy) {
   // Near the unstable intermediate axis the body flips (Dzhanibekov effect) with growth
   // rate ω₂·√((I₂−I₁)(I₃−I₂)/(I₁I₃)) ≈ 1.7/s, one flip every 7.8 s; the generic case
   // tumbles through all axes.
-  const Case cases[] = {{"intermediate axis", Vector3(0.01, 3.0, 0.01)},
-                        {"generic", Vector3(1.2, -0.7, 2.0)}};
+  const Case cases[] = {{"intermediate axis", Vector3(0.01, 3.0, 0.01)}, {"generic", Vector3(1.2, -0.7, 2.0)}};
   const double dt = 1e-3;
   const int steps = 40000;
   for (const Case& spin_case : cases) {
-    const RigidBody body =
-        SpinningBody(inertia, initial, world_principal * spin_case.principal_rate);
+    const RigidBody body = SpinningBody(inertia, initial, world_principal * spin_case.principal_rate);
     const RotationStatistics coarse = RunTorqueFree(body, dt, steps);
     const RotationStatistics fine = RunTorqueFree(body, dt / 2.0, 2 * steps);
-    std::printf("[ %s ] dt = %g: |ΔL|/|L| = %.3g after 1e4 steps, %.3g after %d; "
-                "max |ΔE|/E = %.3g (first quarter %.3g, last quarter %.3g), (ω_max dt)² = %.3g; "
-                "dt/2: max |ΔE|/E = %.3g, ratio %.3f\n",
-                spin_case.name, dt, coarse.momentum_drift_10k, coarse.momentum_drift, steps,
-                coarse.energy_oscillation, coarse.first_quarter_energy,
-                coarse.last_quarter_energy, std::pow(coarse.largest_rate * dt, 2),
-                fine.energy_oscillation, coarse.energy_oscillation / fine.energy_oscillation);
+    std::printf(
+        "[ %s ] dt = %g: |ΔL|/|L| = %.3g after 1e4 steps, %.3g after %d; "
+        "max |ΔE|/E = %.3g (first quarter %.3g, last quarter %.3g), (ω_max dt)² = %.3g; "
+        "dt/2: max |ΔE|/E = %.3g, ratio %.3f\n",
+        spin_case.name, dt, coarse.momentum_drift_10k, coarse.momentum_drift, steps, coarse.energy_oscillation,
+        coarse.first_quarter_energy, coarse.last_quarter_energy, std::pow(coarse.largest_rate * dt, 2),
+        fine.energy_oscillation, coarse.energy_oscillation / fine.energy_oscillation);
     EXPECT_LT(coarse.momentum_drift_10k, 4.0 * 10000 * kEpsilon) << spin_case.name;
     EXPECT_LT(coarse.momentum_drift, 4.0 * steps * kEpsilon) << spin_case.name;
     EXPECT_LT(fine.momentum_drift, 4.0 * 2 * steps * kEpsilon) << spin_case.name;
-    EXPECT_LT(coarse.energy_oscillation, std::pow(coarse.largest_rate * dt, 2))
-        << spin_case.name;
+    EXPECT_LT(coarse.energy_oscillation, std::pow(coarse.largest_rate * dt, 2)) << spin_case.name;
     EXPECT_GT(coarse.energy_oscillation / fine.energy_oscillation, 3.5) << spin_case.name;
     EXPECT_LT(coarse.energy_oscillation / fine.energy_oscillation, 4.5) << spin_case.name;
     EXPECT_LT(coarse.last_quarter_energy, 1.1 * coarse.first_quarter_energy) << spin_case.name;
@@ -336,8 +319,7 @@ TEST(RigidBodyTest, TorqueFreeRotationConservesMomentumAndBoundsEnergy) {
 // (its own error is (1/64)² of the coarse one, negligible in the ratio).
 TEST(RigidBodyTest, RotationIsSecondOrderAccurate) {
   const Matrix3 inertia = Vector3(1.0, 2.0, 3.0).asDiagonal();
-  const RigidBody start =
-      SpinningBody(inertia, Rotation(0.3, Vector3(0.0, 1.0, 1.0)), Vector3(1.2, -0.7, 2.0));
+  const RigidBody start = SpinningBody(inertia, Rotation(0.3, Vector3(0.0, 1.0, 1.0)), Vector3(1.2, -0.7, 2.0));
   const double final_time = 2.0;
   const auto orientation_at = [&](double dt) {
     RigidBody body = start;
@@ -358,8 +340,7 @@ TEST(RigidBodyTest, RotationIsSecondOrderAccurate) {
 // zero). Round-off accumulates as in the torque-free case, 4 n ε relative to the largest |L|.
 TEST(RigidBodyTest, ConstantTorqueChangesMomentumByTorqueTimesTime) {
   const Matrix3 inertia = Vector3(1.0, 2.0, 3.0).asDiagonal();
-  RigidBody body =
-      SpinningBody(inertia, Rotation(0.3, Vector3(0.0, 1.0, 1.0)), Vector3(1.2, -0.7, 2.0));
+  RigidBody body = SpinningBody(inertia, Rotation(0.3, Vector3(0.0, 1.0, 1.0)), Vector3(1.2, -0.7, 2.0));
   const Vector3 torque(0.1, -0.2, 0.05);  // [N m]
   body.applied_torque = torque;
   const Vector3 initial_momentum = body.AngularMomentum();
@@ -371,8 +352,7 @@ TEST(RigidBodyTest, ConstantTorqueChangesMomentumByTorqueTimesTime) {
     largest_momentum = std::max(largest_momentum, body.AngularMomentum().norm());
   }
   const Vector3 expected = initial_momentum + steps * dt * torque;
-  EXPECT_LT((body.AngularMomentum() - expected).norm(),
-            4.0 * steps * kEpsilon * largest_momentum);
+  EXPECT_LT((body.AngularMomentum() - expected).norm(), 4.0 * steps * kEpsilon * largest_momentum);
   EXPECT_EQ(body.linear_velocity, Vector3::Zero());
 }
 
@@ -403,10 +383,10 @@ TEST(RigidBodyTest, ApplyImpulseChangesMomentaExactly) {
   EXPECT_NEAR(body.KineticEnergy() - energy_before, energy_change, 64 * kEpsilon * energy_before);
 
   // PointVelocity is v + ω × (x − c).
-  EXPECT_LT((body.PointVelocity(point) -
-             (body.linear_velocity + body.angular_velocity.cross(point - body.pose.position)))
-                .norm(),
-            4 * kEpsilon * 10.0);
+  EXPECT_LT(
+      (body.PointVelocity(point) - (body.linear_velocity + body.angular_velocity.cross(point - body.pose.position)))
+          .norm(),
+      4 * kEpsilon * 10.0);
 }
 
 // ---- Static and kinematic bodies ---------------------------------------------------------
@@ -423,8 +403,7 @@ KinematicState HelixState(double time) {
 
 TEST(RigidBodyTest, KinematicBodyFollowsTrajectoryAndIgnoresDynamics) {
   RigidBody body =
-      MakeKinematicBody("gripper", {Geometry{Shape::Box(Vector3(0.1, 0.1, 0.1)), Pose{}, 0.4}},
-                        HelixState);
+      MakeKinematicBody("gripper", {Geometry{Shape::Box(Vector3(0.1, 0.1, 0.1)), Pose{}, 0.4}}, HelixState);
   EXPECT_EQ(body.motion, BodyMotion::kKinematic);
   EXPECT_FALSE(body.is_free());
   EXPECT_EQ(body.pose.position, HelixState(0.0).pose.position);

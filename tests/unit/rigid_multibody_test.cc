@@ -54,27 +54,20 @@ JointSpec Joint(const std::string& name, JointType type, int parent, const Pose&
 MultibodyTree FreeBaseTree() {
   MultibodyTree tree;
   tree.AddLink("base", 2.0, RotatedInertia({0.05, 0.07, 0.09}, Rotation(0.4, {1, 2, 0})),
-               Joint("base_free", JointType::kFree, -1,
-                     Pose{Vector3(0.1, -0.2, 0.3), Rotation(0.3, {1, 2, 3})},
+               Joint("base_free", JointType::kFree, -1, Pose{Vector3(0.1, -0.2, 0.3), Rotation(0.3, {1, 2, 3})},
                      Pose{Vector3(0.05, -0.1, 0.02), Rotation(-0.4, {0, 1, 1})}));
   tree.AddLink("arm", 1.2, RotatedInertia({0.02, 0.03, 0.04}, Rotation(-0.7, {0, 1, 2})),
-               Joint("arm_revolute", JointType::kRevolute, 0,
-                     Pose{Vector3(0.4, 0.1, -0.2), Rotation(0.5, {1, 0, 1})},
-                     Pose{Vector3(-0.3, 0.05, 0.1), Rotation(-0.2, {0, 0, 1})},
-                     Vector3(0.3, 1.0, 0.2)));
-  tree.AddLink("slider", 0.7, RotatedInertia({0.01, 0.015, 0.012}, Rotation(1.1, {1, 1, 1})),
-               Joint("slider_prismatic", JointType::kPrismatic, 1,
-                     Pose{Vector3(0.2, 0.3, 0.0), Rotation(0.7, {1, 1, 0})},
-                     Pose{Vector3(0.1, 0.0, -0.15), Rotation(0.3, {1, 0, 0})},
-                     Vector3(1.0, -0.2, 0.5)));
+               Joint("arm_revolute", JointType::kRevolute, 0, Pose{Vector3(0.4, 0.1, -0.2), Rotation(0.5, {1, 0, 1})},
+                     Pose{Vector3(-0.3, 0.05, 0.1), Rotation(-0.2, {0, 0, 1})}, Vector3(0.3, 1.0, 0.2)));
+  tree.AddLink(
+      "slider", 0.7, RotatedInertia({0.01, 0.015, 0.012}, Rotation(1.1, {1, 1, 1})),
+      Joint("slider_prismatic", JointType::kPrismatic, 1, Pose{Vector3(0.2, 0.3, 0.0), Rotation(0.7, {1, 1, 0})},
+            Pose{Vector3(0.1, 0.0, -0.15), Rotation(0.3, {1, 0, 0})}, Vector3(1.0, -0.2, 0.5)));
   tree.AddLink("tip", 0.4, RotatedInertia({0.004, 0.006, 0.005}, Rotation(0.9, {2, 0, 1})),
-               Joint("tip_revolute", JointType::kRevolute, 2,
-                     Pose{Vector3(0.0, 0.25, 0.1), Rotation(-0.6, {0, 1, 0})},
-                     Pose{Vector3(0.0, -0.12, 0.0), Rotation(0.2, {1, 0, 0})},
-                     Vector3(0.0, 0.4, 1.0)));
+               Joint("tip_revolute", JointType::kRevolute, 2, Pose{Vector3(0.0, 0.25, 0.1), Rotation(-0.6, {0, 1, 0})},
+                     Pose{Vector3(0.0, -0.12, 0.0), Rotation(0.2, {1, 0, 0})}, Vector3(0.0, 0.4, 1.0)));
   tree.AddLink("payload", 0.5, RotatedInertia({0.003, 0.002, 0.004}, Rotation(0.2, {0, 1, 1})),
-               Joint("payload_weld", JointType::kWeld, 1,
-                     Pose{Vector3(0.0, -0.3, 0.2), Rotation(0.1, {0, 1, 0})},
+               Joint("payload_weld", JointType::kWeld, 1, Pose{Vector3(0.0, -0.3, 0.2), Rotation(0.1, {0, 1, 0})},
                      Pose{Vector3(0.02, 0.0, 0.0), Quaternion::Identity()}));
   return tree;
 }
@@ -83,21 +76,17 @@ MultibodyTree FreeBaseTree() {
 // apply coordinate by coordinate.
 MultibodyTree FixedChain() {
   MultibodyTree tree;
-  tree.AddLink("shoulder", 1.5, RotatedInertia({0.03, 0.05, 0.04}, Rotation(0.3, {1, 0, 1})),
-               Joint("shoulder_revolute", JointType::kRevolute, -1,
-                     Pose{Vector3(0.0, 0.0, 1.0), Rotation(0.2, {1, 0, 0})},
-                     Pose{Vector3(-0.2, 0.05, 0.1), Rotation(0.4, {0, 1, 0})},
-                     Vector3(0.2, 1.0, 0.1)));
-  tree.AddLink("forearm", 0.9, RotatedInertia({0.02, 0.01, 0.015}, Rotation(-0.5, {1, 1, 0})),
-               Joint("forearm_prismatic", JointType::kPrismatic, 0,
-                     Pose{Vector3(0.3, 0.0, -0.1), Rotation(0.6, {0, 0, 1})},
-                     Pose{Vector3(-0.1, 0.02, 0.0), Rotation(0.1, {1, 0, 0})},
-                     Vector3(1.0, 0.0, 0.3)));
+  tree.AddLink(
+      "shoulder", 1.5, RotatedInertia({0.03, 0.05, 0.04}, Rotation(0.3, {1, 0, 1})),
+      Joint("shoulder_revolute", JointType::kRevolute, -1, Pose{Vector3(0.0, 0.0, 1.0), Rotation(0.2, {1, 0, 0})},
+            Pose{Vector3(-0.2, 0.05, 0.1), Rotation(0.4, {0, 1, 0})}, Vector3(0.2, 1.0, 0.1)));
+  tree.AddLink(
+      "forearm", 0.9, RotatedInertia({0.02, 0.01, 0.015}, Rotation(-0.5, {1, 1, 0})),
+      Joint("forearm_prismatic", JointType::kPrismatic, 0, Pose{Vector3(0.3, 0.0, -0.1), Rotation(0.6, {0, 0, 1})},
+            Pose{Vector3(-0.1, 0.02, 0.0), Rotation(0.1, {1, 0, 0})}, Vector3(1.0, 0.0, 0.3)));
   tree.AddLink("hand", 0.5, RotatedInertia({0.005, 0.004, 0.006}, Rotation(0.8, {0, 1, 1})),
-               Joint("hand_revolute", JointType::kRevolute, 1,
-                     Pose{Vector3(0.15, 0.1, 0.0), Rotation(-0.3, {1, 1, 1})},
-                     Pose{Vector3(0.0, -0.1, 0.05), Rotation(0.5, {0, 0, 1})},
-                     Vector3(1.0, 0.5, 0.0)));
+               Joint("hand_revolute", JointType::kRevolute, 1, Pose{Vector3(0.15, 0.1, 0.0), Rotation(-0.3, {1, 1, 1})},
+                     Pose{Vector3(0.0, -0.1, 0.05), Rotation(0.5, {0, 0, 1})}, Vector3(1.0, 0.5, 0.0)));
   return tree;
 }
 
@@ -129,16 +118,13 @@ VectorX AdvancedPositions(const MultibodyTree& tree, double epsilon) {
       const Pose& pose = tree.link_pose(link);
       const Vector3 joint_origin = pose.TransformPoint(joint.frame_on_child.position);
       const Vector3 angular = velocities.segment<3>(v);
-      const Vector3 origin_velocity =
-          velocities.segment<3>(v + 3) + angular.cross(joint_origin - pose.position);
+      const Vector3 origin_velocity = velocities.segment<3>(v + 3) + angular.cross(joint_origin - pose.position);
       const Quaternion world_to_joint = joint.frame_on_parent.orientation.conjugate();
       positions.segment<3>(p) += epsilon * (world_to_joint * origin_velocity);
       const Vector3 angular_in_joint = world_to_joint * angular;
-      const Quaternion orientation(positions[p + 3], positions[p + 4], positions[p + 5],
-                                   positions[p + 6]);
+      const Quaternion orientation(positions[p + 3], positions[p + 4], positions[p + 5], positions[p + 6]);
       const Quaternion rate =
-          Quaternion(0.0, angular_in_joint.x(), angular_in_joint.y(), angular_in_joint.z()) *
-          orientation;
+          Quaternion(0.0, angular_in_joint.x(), angular_in_joint.y(), angular_in_joint.z()) * orientation;
       Eigen::Vector4d updated(orientation.w(), orientation.x(), orientation.y(), orientation.z());
       updated += 0.5 * epsilon * Eigen::Vector4d(rate.w(), rate.x(), rate.y(), rate.z());
       positions.segment<4>(p + 3) = updated.normalized();
@@ -154,7 +140,9 @@ void SetPositions(MultibodyTree& tree, const VectorX& positions) {
 
 // Sum of link velocity magnitudes: each time derivative of a position along the motion
 // brings at most this factor [1/s for lengths of order 1 m], used to bound Taylor remainders.
-double RateScale(const MultibodyTree& tree) { return tree.velocities().lpNorm<1>(); }
+double RateScale(const MultibodyTree& tree) {
+  return tree.velocities().lpNorm<1>();
+}
 
 // Largest distance of a link centre from the world origin, plus one [m].
 double LengthScale(const MultibodyTree& tree) {
@@ -194,19 +182,16 @@ TEST(MultibodyTree, CountsOffsetsAndInitialState) {
   EXPECT_DOUBLE_EQ(tree.link_mass(3), 0.4);
   EXPECT_NEAR(tree.joint(1).axis.norm(), 1.0, 4 * kEpsilon);  // stored normalized
   // At q = 0 every joint is at its reference: X_WC = X_WP X_PF X_CM⁻¹.
-  const Pose expected_base =
-      tree.joint(0).frame_on_parent * tree.joint(0).frame_on_child.Inverse();
+  const Pose expected_base = tree.joint(0).frame_on_parent * tree.joint(0).frame_on_child.Inverse();
   EXPECT_LT((tree.link_pose(0).position - expected_base.position).norm(), 8 * kEpsilon);
-  const Pose expected_arm =
-      tree.link_pose(0) * tree.joint(1).frame_on_parent * tree.joint(1).frame_on_child.Inverse();
+  const Pose expected_arm = tree.link_pose(0) * tree.joint(1).frame_on_parent * tree.joint(1).frame_on_child.Inverse();
   EXPECT_LT((tree.link_pose(1).position - expected_arm.position).norm(), 8 * kEpsilon);
   EXPECT_DOUBLE_EQ(tree.positions()[3], 1.0);  // identity quaternion w
 }
 
 TEST(MultibodyTree, InitialPositionAndVelocityOfOneDofJoints) {
   MultibodyTree tree;
-  JointSpec joint = Joint("hinge", JointType::kRevolute, -1, Pose{}, Pose{Vector3(0, 0, 0.5),
-                                                                          Quaternion::Identity()},
+  JointSpec joint = Joint("hinge", JointType::kRevolute, -1, Pose{}, Pose{Vector3(0, 0, 0.5), Quaternion::Identity()},
                           Vector3::UnitY());
   joint.initial_position = 0.3;
   joint.initial_velocity = -1.2;
@@ -214,9 +199,7 @@ TEST(MultibodyTree, InitialPositionAndVelocityOfOneDofJoints) {
   EXPECT_DOUBLE_EQ(tree.positions()[0], 0.3);
   EXPECT_DOUBLE_EQ(tree.velocities()[0], -1.2);
   // Centre 0.5 m below the pivot, turned by 0.3 rad about y: (−0.5 sin 0.3, 0, −0.5 cos 0.3).
-  EXPECT_LT((tree.link_pose(0).position - Vector3(-0.5 * std::sin(0.3), 0, -0.5 * std::cos(0.3)))
-                .norm(),
-            8 * kEpsilon);
+  EXPECT_LT((tree.link_pose(0).position - Vector3(-0.5 * std::sin(0.3), 0, -0.5 * std::cos(0.3))).norm(), 8 * kEpsilon);
 }
 
 TEST(MultibodyTree, AddLinkRejectsInvalidLinks) {
@@ -232,36 +215,28 @@ TEST(MultibodyTree, AddLinkRejectsInvalidLinks) {
     }
     return std::string("no exception");
   };
-  const std::string later_parent =
-      message_of("orphan", 1.0, Joint("orphan_joint", JointType::kRevolute, 1, {}, {}));
+  const std::string later_parent = message_of("orphan", 1.0, Joint("orphan_joint", JointType::kRevolute, 1, {}, {}));
   EXPECT_NE(later_parent.find("orphan"), std::string::npos) << later_parent;
   EXPECT_NE(later_parent.find("orphan_joint"), std::string::npos) << later_parent;
-  EXPECT_NE(message_of("x", 1.0, Joint("x_joint", JointType::kRevolute, -2, {}, {})).find("parent"),
+  EXPECT_NE(message_of("x", 1.0, Joint("x_joint", JointType::kRevolute, -2, {}, {})).find("parent"), std::string::npos);
+  EXPECT_NE(message_of("floater", 1.0, Joint("floater_free", JointType::kFree, 0, {}, {})).find("floater_free"),
             std::string::npos);
-  EXPECT_NE(message_of("floater", 1.0, Joint("floater_free", JointType::kFree, 0, {}, {}))
-                .find("floater_free"),
-            std::string::npos);
-  EXPECT_NE(message_of("ghost", 0.0, Joint("ghost_hinge", JointType::kRevolute, 0, {}, {}))
-                .find("ghost"),
+  EXPECT_NE(message_of("ghost", 0.0, Joint("ghost_hinge", JointType::kRevolute, 0, {}, {})).find("ghost"),
             std::string::npos);
   // A massless link welded to a moving link moves too.
-  EXPECT_NE(message_of("sticker", 0.0, Joint("sticker_weld", JointType::kWeld, 0, {}, {}))
-                .find("positive mass"),
+  EXPECT_NE(message_of("sticker", 0.0, Joint("sticker_weld", JointType::kWeld, 0, {}, {})).find("positive mass"),
             std::string::npos);
-  EXPECT_NE(message_of("spinner", 1.0,
-                       Joint("spinner_hinge", JointType::kRevolute, 0, {}, {}, Vector3::Zero()))
-                .find("axis"),
-            std::string::npos);
-  JointSpec prescribed = Joint("carrier_prescribed", JointType::kPrescribed, -1, {}, {},
-                               Vector3::UnitX());
+  EXPECT_NE(
+      message_of("spinner", 1.0, Joint("spinner_hinge", JointType::kRevolute, 0, {}, {}, Vector3::Zero())).find("axis"),
+      std::string::npos);
+  JointSpec prescribed = Joint("carrier_prescribed", JointType::kPrescribed, -1, {}, {}, Vector3::UnitX());
   EXPECT_NE(message_of("carrier", 1.0, prescribed).find("prescribed"), std::string::npos);
   JointSpec pd_on_free = Joint("pd_free", JointType::kFree, -1, {}, {});
   pd_on_free.pd.enabled = true;
   pd_on_free.pd.target = TimeFunction::Constant(0.0);
   EXPECT_NE(message_of("pd", 1.0, pd_on_free).find("PD"), std::string::npos);
   // A massless link welded to the world does not move and is accepted.
-  EXPECT_NO_THROW(tree.AddLink("ground", 0.0, Matrix3::Zero(),
-                               Joint("ground_weld", JointType::kWeld, -1, {}, {})));
+  EXPECT_NO_THROW(tree.AddLink("ground", 0.0, Matrix3::Zero(), Joint("ground_weld", JointType::kWeld, -1, {}, {})));
 }
 
 TEST(MultibodyTree, IsCopyableAndCopiesAreIndependent) {
@@ -327,10 +302,8 @@ TEST(MultibodyTree, FreeBodyMassMatrixIsBlockDiagonal) {
   MultibodyTree tree;
   const Matrix3 inertia = RotatedInertia({0.1, 0.2, 0.25}, Rotation(0.5, {1, 1, 0}));
   tree.AddLink("box", 3.0, inertia,
-               Joint("box_free", JointType::kFree, -1, {},
-                     Pose{Vector3(0.3, -0.2, 0.1), Rotation(0.7, {0, 0, 1})}));
-  tree.SetFreeJointState(0, Pose{Vector3(1, 2, 3), Rotation(0.9, {1, -1, 2})}, {0.1, 0.2, 0.3},
-                         {1, 0, 0});
+               Joint("box_free", JointType::kFree, -1, {}, Pose{Vector3(0.3, -0.2, 0.1), Rotation(0.7, {0, 0, 1})}));
+  tree.SetFreeJointState(0, Pose{Vector3(1, 2, 3), Rotation(0.9, {1, -1, 2})}, {0.1, 0.2, 0.3}, {1, 0, 0});
   Eigen::Matrix<double, 6, 6> expected = Eigen::Matrix<double, 6, 6>::Zero();
   expected.topLeftCorner<3, 3>() = WorldInertia(tree, 0);
   expected.bottomRightCorner<3, 3>() = 3.0 * Matrix3::Identity();
@@ -353,25 +326,26 @@ TEST(MultibodyTree, MassMatrixIsHessianOfKineticEnergy) {
     tree.UpdateKinematics();
     return tree.KineticEnergy();
   };
-  const double energy_bound =
-      0.5 * mass_matrix.norm() * std::pow(velocities.norm() + 2 * step, 2);
+  const double energy_bound = 0.5 * mass_matrix.norm() * std::pow(velocities.norm() + 2 * step, 2);
   const double tolerance = 64 * kEpsilon * energy_bound / (step * step);
   double worst = 0.0;
   for (int i = 0; i < nv; ++i) {
     for (int j = 0; j < nv; ++j) {
       VectorX pp = velocities, pm = velocities, mp = velocities, mm = velocities;
-      pp[i] += step; pp[j] += step;
-      pm[i] += step; pm[j] -= step;
-      mp[i] -= step; mp[j] += step;
-      mm[i] -= step; mm[j] -= step;
-      const double hessian =
-          (energy_at(pp) - energy_at(pm) - energy_at(mp) + energy_at(mm)) / (4 * step * step);
+      pp[i] += step;
+      pp[j] += step;
+      pm[i] += step;
+      pm[j] -= step;
+      mp[i] -= step;
+      mp[j] += step;
+      mm[i] -= step;
+      mm[j] -= step;
+      const double hessian = (energy_at(pp) - energy_at(pm) - energy_at(mp) + energy_at(mm)) / (4 * step * step);
       worst = std::max(worst, std::abs(hessian - mass_matrix(i, j)));
     }
   }
   EXPECT_LT(worst, tolerance);
-  std::printf("[ info ] Hessian of T vs M: max |difference| %.2e (tolerance %.2e)\n", worst,
-              tolerance);
+  std::printf("[ info ] Hessian of T vs M: max |difference| %.2e (tolerance %.2e)\n", worst, tolerance);
 }
 
 // ---- Dynamics --------------------------------------------------------------------------
@@ -389,8 +363,8 @@ TEST(MultibodyTree, InverseDynamicsUndoesForwardDynamics) {
     for (double& value : forces) value = uniform(generator);
     const VectorX acceleration = tree.ForwardDynamics(forces, kGravity);
     const VectorX recovered = tree.InverseDynamics(acceleration, kGravity);
-    const double scale = tree.MassMatrix().norm() * acceleration.norm() + forces.norm() +
-                         tree.BiasForces(kGravity).norm();
+    const double scale =
+        tree.MassMatrix().norm() * acceleration.norm() + forces.norm() + tree.BiasForces(kGravity).norm();
     const double tolerance = 64 * tree.num_velocities() * kEpsilon * scale;
     EXPECT_LT((recovered - forces).norm(), tolerance);
     EXPECT_LT((recovered - forces).norm(), 1e-10 * forces.norm());
@@ -399,9 +373,7 @@ TEST(MultibodyTree, InverseDynamicsUndoesForwardDynamics) {
                   (recovered - forces).norm() / forces.norm(), tolerance / forces.norm());
     }
     // InverseDynamics(0) is the bias.
-    EXPECT_LT((tree.InverseDynamics(VectorX::Zero(tree.num_velocities()), kGravity) -
-               tree.BiasForces(kGravity))
-                  .norm(),
+    EXPECT_LT((tree.InverseDynamics(VectorX::Zero(tree.num_velocities()), kGravity) - tree.BiasForces(kGravity)).norm(),
               kEpsilon * scale);
   }
 }
@@ -420,16 +392,14 @@ TEST(MultibodyTree, PointJacobianMatchesFiniteDifferenceOfPositions) {
     const VectorX backward = AdvancedPositions(tree, -epsilon);
     const double rate = RateScale(tree);
     const double length = LengthScale(tree);
-    const double tolerance =
-        2 * (epsilon * epsilon * std::pow(rate, 3) * length / 6 + 8 * kEpsilon * length / epsilon);
+    const double tolerance = 2 * (epsilon * epsilon * std::pow(rate, 3) * length / 6 + 8 * kEpsilon * length / epsilon);
     const Vector3 offset(0.07, -0.11, 0.05);  // a material point off the centre, link frame
     for (int link = 0; link < tree.num_links(); ++link) {
       const Vector3 point = tree.link_pose(link).TransformPoint(offset);
       const Vector3 velocity = tree.PointJacobian(link, point) * tree.velocities();
       // The spatial velocity moves the point as v_com + ω × (x − c).
       const SpatialVector spatial = tree.link_spatial_velocity(link);
-      const Vector3 rigid_velocity =
-          spatial.tail<3>() + spatial.head<3>().cross(point - tree.link_pose(link).position);
+      const Vector3 rigid_velocity = spatial.tail<3>() + spatial.head<3>().cross(point - tree.link_pose(link).position);
       EXPECT_LT((velocity - rigid_velocity).norm(), 64 * kEpsilon * (1 + rigid_velocity.norm()));
       EXPECT_LT(tree.PointBiasVelocity(link, point).norm(), kEpsilon);  // no prescribed joints
 
@@ -500,13 +470,13 @@ TEST(MultibodyTree, BiasForcesSatisfyLagrangesEquations) {
                      (potential_forward - potential_backward) / (2 * epsilon);
     }
     SetPositions(tree, positions);
-    const double size = tree.MassMatrix().norm() * velocities.squaredNorm() +
-                        TotalMass(tree) * kGravity.norm() * LengthScale(tree);
+    const double size =
+        tree.MassMatrix().norm() * velocities.squaredNorm() + TotalMass(tree) * kGravity.norm() * LengthScale(tree);
     const double tolerance = 4 * (epsilon * epsilon + 16 * kEpsilon / epsilon) * size;
     const VectorX bias = tree.BiasForces(kGravity);
     EXPECT_LT((bias - expected).norm(), tolerance);
-    std::printf("[ info ] RNEA vs Lagrange: |difference| %.2e (tolerance %.2e, |C| %.2e)\n",
-                (bias - expected).norm(), tolerance, bias.norm());
+    std::printf("[ info ] RNEA vs Lagrange: |difference| %.2e (tolerance %.2e, |C| %.2e)\n", (bias - expected).norm(),
+                tolerance, bias.norm());
   }
 }
 
@@ -535,8 +505,8 @@ TEST(MultibodyTree, ForwardDynamicsConservesMomentumOfFreeFloatingTree) {
       SetPositions(tree, backward);
       const SpatialVector velocity_backward = tree.LinkJacobian(link) * tree.velocities();
       SetPositions(tree, positions);
-      link_acceleration[link] = tree.LinkJacobian(link) * acceleration +
-                                (velocity_forward - velocity_backward) / (2 * epsilon);
+      link_acceleration[link] =
+          tree.LinkJacobian(link) * acceleration + (velocity_forward - velocity_backward) / (2 * epsilon);
     }
     const Vector3 base_torque = forces.head<3>();
     const Vector3 base_force = forces.segment<3>(3);
@@ -550,16 +520,14 @@ TEST(MultibodyTree, ForwardDynamicsConservesMomentumOfFreeFloatingTree) {
       const Matrix3 inertia = WorldInertia(tree, link);
       const Vector3 linear_acceleration = link_acceleration[link].tail<3>();
       force_residual += mass * (linear_acceleration - kGravity);
-      torque_residual += inertia * link_acceleration[link].head<3>() +
-                         angular.cross(inertia * angular) +
+      torque_residual += inertia * link_acceleration[link].head<3>() + angular.cross(inertia * angular) +
                          centre.cross(mass * (linear_acceleration - kGravity));
       size += mass * (linear_acceleration.norm() + kGravity.norm()) * (1 + centre.norm());
     }
     // Central difference of J v: truncation ε² · (d³/dt³ of J v) / 6, each derivative adding
     // a factor of the rate scale r to accelerations of the order of `size`.
     const double rate = RateScale(tree);
-    const double tolerance =
-        4 * (epsilon * epsilon * rate * rate + 16 * kEpsilon / epsilon) * size;
+    const double tolerance = 4 * (epsilon * epsilon * rate * rate + 16 * kEpsilon / epsilon) * size;
     EXPECT_LT(force_residual.norm(), tolerance);
     EXPECT_LT(torque_residual.norm(), tolerance);
     std::printf("[ info ] momentum balance residuals: force %.2e, torque %.2e (tolerance %.2e)\n",
@@ -578,8 +546,7 @@ TEST(MultibodyTree, PrismaticJointUnderConstantEffort) {
     MultibodyTree tree;
     JointSpec joint = Joint("lift", JointType::kPrismatic, -1, {}, {}, Vector3(0, 0, 3.0));
     joint.constant_effort = effort;
-    tree.AddLink("carriage", mass, RotatedInertia({0.1, 0.2, 0.3}, Rotation(0.3, {1, 0, 0})),
-                 joint);
+    tree.AddLink("carriage", mass, RotatedInertia({0.1, 0.2, 0.3}, Rotation(0.3, {1, 0, 0})), joint);
     const Vector3 gravity = with_gravity ? kGravity : Vector3::Zero();
     const double expected = effort / mass + gravity.z();
     const VectorX acceleration = tree.ForwardDynamics(tree.ActuationForces(), gravity);
@@ -588,8 +555,7 @@ TEST(MultibodyTree, PrismaticJointUnderConstantEffort) {
     const int steps = 1000;
     for (int step = 0; step < steps; ++step) tree.Step(dt, gravity, VectorX::Zero(1));
     EXPECT_NEAR(tree.velocities()[0], expected * steps * dt, 8 * steps * kEpsilon * expected);
-    EXPECT_NEAR(tree.positions()[0], expected * dt * dt * steps * (steps + 1) / 2,
-                8 * steps * kEpsilon * expected);
+    EXPECT_NEAR(tree.positions()[0], expected * dt * dt * steps * (steps + 1) / 2, 8 * steps * kEpsilon * expected);
     EXPECT_NEAR(tree.time(), steps * dt, steps * kEpsilon);
   }
 }
@@ -600,14 +566,14 @@ TEST(MultibodyTree, PrismaticJointUnderConstantEffort) {
 // tolerance is twice the sum of the first neglected amplitude term and the integrator term;
 // zero crossings are interpolated linearly (error O(dt³) where θ'' = 0).
 TEST(MultibodyTree, PendulumPeriodMatchesSmallAngleTheory) {
-  const double mass = 1.5;             // [kg]
-  const double distance = 0.4;         // pivot to centre [m]
+  const double mass = 1.5;              // [kg]
+  const double distance = 0.4;          // pivot to centre [m]
   const double inertia_about_y = 0.03;  // about the centre [kg m²]
-  const double amplitude = 0.05;       // [rad]
-  const double dt = 1e-4;              // [s]
+  const double amplitude = 0.05;        // [rad]
+  const double dt = 1e-4;               // [s]
   MultibodyTree tree;
-  JointSpec joint = Joint("pivot", JointType::kRevolute, -1, {},
-                          Pose{Vector3(0, 0, distance), Quaternion::Identity()}, Vector3::UnitY());
+  JointSpec joint = Joint("pivot", JointType::kRevolute, -1, {}, Pose{Vector3(0, 0, distance), Quaternion::Identity()},
+                          Vector3::UnitY());
   joint.initial_position = amplitude;
   tree.AddLink("bob", mass, Vector3(0.02, inertia_about_y, 0.04).asDiagonal(), joint);
   const double inertia = inertia_about_y + mass * distance * distance;
@@ -627,15 +593,14 @@ TEST(MultibodyTree, PendulumPeriodMatchesSmallAngleTheory) {
     previous = current;
   }
   const double period = (upward_crossings.back() - upward_crossings.front()) / periods;
-  const double tolerance =
-      2 * (std::pow(frequency * dt, 2) / 24 + 11 * std::pow(amplitude, 4) / 3072);
+  const double tolerance = 2 * (std::pow(frequency * dt, 2) / 24 + 11 * std::pow(amplitude, 4) / 3072);
   const double error = period / expected_period - 1;
   EXPECT_LT(std::abs(error), tolerance);
   EXPECT_LT(std::abs(period / small_angle_period - 1), amplitude * amplitude / 16 + tolerance);
-  std::printf("[ info ] pendulum period %.9f s, T0 %.9f s, T0(1+θ²/16) %.9f s: relative error "
-              "%.2e vs T0(1+θ²/16) (tolerance %.2e), %.2e vs T0\n",
-              period, small_angle_period, expected_period, error, tolerance,
-              period / small_angle_period - 1);
+  std::printf(
+      "[ info ] pendulum period %.9f s, T0 %.9f s, T0(1+θ²/16) %.9f s: relative error "
+      "%.2e vs T0(1+θ²/16) (tolerance %.2e), %.2e vs T0\n",
+      period, small_angle_period, expected_period, error, tolerance, period / small_angle_period - 1);
 }
 
 // A free body spinning about its major principal axis: the gyroscopic term vanishes and the
@@ -648,13 +613,11 @@ TEST(MultibodyTree, FreeBodySpinningAboutPrincipalAxisConservesEnergyAndMomentum
   MultibodyTree tree;
   const Quaternion axes = Rotation(0.8, {1, -2, 0.5});
   tree.AddLink("top", 1.3, RotatedInertia({0.1, 0.2, 0.3}, axes),
-               Joint("top_free", JointType::kFree, -1,
-                     Pose{Vector3(0.2, -0.1, 0.3), Rotation(0.5, {1, 1, 1})},
+               Joint("top_free", JointType::kFree, -1, Pose{Vector3(0.2, -0.1, 0.3), Rotation(0.5, {1, 1, 1})},
                      Pose{Vector3(0.05, 0.08, -0.04), Rotation(-0.3, {0, 1, 0})}));
   const Quaternion orientation = Rotation(0.4, {0.3, 1, -1});
   const Vector3 major_axis = orientation * (axes * Vector3::UnitZ());
-  tree.SetFreeJointState(0, Pose{Vector3(0.1, 0.2, 0.3), orientation}, 6.0 * major_axis,
-                         Vector3(0.5, -0.2, 0.1));
+  tree.SetFreeJointState(0, Pose{Vector3(0.1, 0.2, 0.3), orientation}, 6.0 * major_axis, Vector3(0.5, -0.2, 0.1));
   const double energy = tree.KineticEnergy();
   const Vector3 angular_momentum = WorldInertia(tree, 0) * tree.link_spatial_velocity(0).head<3>();
   const Vector3 linear_momentum = 1.3 * tree.link_spatial_velocity(0).tail<3>();
@@ -667,18 +630,17 @@ TEST(MultibodyTree, FreeBodySpinningAboutPrincipalAxisConservesEnergyAndMomentum
   const double bound = 16 * kEpsilon * steps;
   EXPECT_LT(energy_drift, bound);
   EXPECT_LT(momentum_drift, bound);
-  EXPECT_LT((1.3 * tree.link_spatial_velocity(0).tail<3>() - linear_momentum).norm(),
-            bound * linear_momentum.norm());
+  EXPECT_LT((1.3 * tree.link_spatial_velocity(0).tail<3>() - linear_momentum).norm(), bound * linear_momentum.norm());
   // The centre moves uniformly, up to the first-order wander of the offset joint origin.
   const double offset = tree.joint(0).frame_on_child.position.norm();
   const double wander_bound = offset * 6.0 * dt;
-  const double wander = (tree.link_pose(0).position -
-                         (Vector3(0.1, 0.2, 0.3) + steps * dt * Vector3(0.5, -0.2, 0.1)))
-                            .norm();
+  const double wander =
+      (tree.link_pose(0).position - (Vector3(0.1, 0.2, 0.3) + steps * dt * Vector3(0.5, -0.2, 0.1))).norm();
   EXPECT_LT(wander, wander_bound);
-  std::printf("[ info ] spinning body over %d steps: energy drift %.2e, angular momentum "
-              "drift %.2e (bound %.2e); centre off c0 + v t by %.2e m (bound %.2e m)\n",
-              steps, energy_drift, momentum_drift, bound, wander, wander_bound);
+  std::printf(
+      "[ info ] spinning body over %d steps: energy drift %.2e, angular momentum "
+      "drift %.2e (bound %.2e); centre off c0 + v t by %.2e m (bound %.2e m)\n",
+      steps, energy_drift, momentum_drift, bound, wander, wander_bound);
 }
 
 // A prismatic link tracking a unit set-point with implicit PD, ζ = Kd / (2 √(Kp m)) = 0.2.
@@ -701,7 +663,7 @@ TEST(MultibodyTree, ImplicitPdSetPointOvershootMatchesDampingRatio) {
   const double stiffness = 200.0;  // [N/m]
   const double damping_ratio = 0.2;
   const double damping = 2 * damping_ratio * std::sqrt(stiffness * mass);  // [N s/m]
-  const double frequency = std::sqrt(stiffness / mass);                   // [rad/s]
+  const double frequency = std::sqrt(stiffness / mass);                    // [rad/s]
   const double dt = 1e-4;
   MultibodyTree tree = PdSlider(mass, stiffness, damping, true);
   const double root = std::sqrt(1 - damping_ratio * damping_ratio);
@@ -719,10 +681,10 @@ TEST(MultibodyTree, ImplicitPdSetPointOvershootMatchesDampingRatio) {
   EXPECT_LE(overshoot, expected);  // backward Euler only adds damping
   const double envelope = std::exp(-damping_ratio * frequency * duration) / root;
   EXPECT_LT(std::abs(tree.positions()[0] - 1.0), envelope);
-  std::printf("[ info ] PD overshoot %.6f, exp(-ζπ/√(1-ζ²)) %.6f, relative error %.2e "
-              "(tolerance %.2e); |q - q_d| after %.1f s: %.2e\n",
-              overshoot, expected, overshoot / expected - 1, tolerance, duration,
-              std::abs(tree.positions()[0] - 1.0));
+  std::printf(
+      "[ info ] PD overshoot %.6f, exp(-ζπ/√(1-ζ²)) %.6f, relative error %.2e "
+      "(tolerance %.2e); |q - q_d| after %.1f s: %.2e\n",
+      overshoot, expected, overshoot / expected - 1, tolerance, duration, std::abs(tree.positions()[0] - 1.0));
 }
 
 // Kp dt² / m = 10⁴: the explicit PD force makes semi-implicit Euler unstable (ω dt = 100 > 2),
@@ -745,13 +707,12 @@ TEST(MultibodyTree, StiffImplicitPdIsStableWhereExplicitBlowsUp) {
   const double frequency_step = std::sqrt(stiffness / mass) * dt;
   EXPECT_LE(largest, 1.0 + 1.0 / frequency_step);
   EXPECT_LT(std::abs(implicit_tree.positions()[0] - 1.0), 64 * kEpsilon);
-  std::printf("[ info ] stiff PD (Kp dt²/m = 1e4) after 20 steps: implicit |q - q_d| %.2e, "
-              "peak %.6f; explicit q %.3e\n",
-              std::abs(implicit_tree.positions()[0] - 1.0), largest,
-              explicit_tree.positions()[0]);
+  std::printf(
+      "[ info ] stiff PD (Kp dt²/m = 1e4) after 20 steps: implicit |q - q_d| %.2e, "
+      "peak %.6f; explicit q %.3e\n",
+      std::abs(implicit_tree.positions()[0] - 1.0), largest, explicit_tree.positions()[0]);
   const double explicit_position = explicit_tree.positions()[0];
-  EXPECT_TRUE(!std::isfinite(explicit_position) || std::abs(explicit_position) > 1e6)
-      << explicit_position;
+  EXPECT_TRUE(!std::isfinite(explicit_position) || std::abs(explicit_position) > 1e6) << explicit_position;
   // The explicit PD force shows in ActuationForces; the implicit one does not.
   EXPECT_DOUBLE_EQ(implicit_tree.ActuationForces()[0], 0.0);
 }
@@ -769,13 +730,12 @@ TEST(MultibodyTree, PrescribedCarrierMovesExactlyAndDrivesPendulum) {
   MultibodyTree tree;
   JointSpec carrier = Joint("track", JointType::kPrescribed, -1, {}, {}, Vector3::UnitX());
   carrier.prescribed_motion = JointType::kPrismatic;
-  carrier.prescribed = TimeFunction{
-      [=](double t) { return start + speed * t + 0.5 * accel * t * t; },
-      [=](double t) { return speed + accel * t; }, [=](double) { return accel; }};
+  carrier.prescribed = TimeFunction{[=](double t) { return start + speed * t + 0.5 * accel * t * t; },
+                                    [=](double t) { return speed + accel * t; }, [=](double) { return accel; }};
   tree.AddLink("carrier", 4.0, Matrix3::Identity() * 0.1, carrier);
   tree.AddLink("bob", mass, Vector3(0.02, inertia_about_y, 0.02).asDiagonal(),
-               Joint("pivot", JointType::kRevolute, 0, {},
-                     Pose{Vector3(0, 0, distance), Quaternion::Identity()}, Vector3::UnitY()));
+               Joint("pivot", JointType::kRevolute, 0, {}, Pose{Vector3(0, 0, distance), Quaternion::Identity()},
+                     Vector3::UnitY()));
   ASSERT_EQ(tree.num_velocities(), 1);
   EXPECT_EQ(tree.velocity_start(0), -1);
   const double inertia = inertia_about_y + mass * distance * distance;
@@ -785,11 +745,9 @@ TEST(MultibodyTree, PrescribedCarrierMovesExactlyAndDrivesPendulum) {
     tree.positions()[0] = angle;
     tree.velocities()[0] = 0.0;
     tree.UpdateKinematics();
-    const double expected =
-        mass * distance * (accel * std::cos(angle) - 9.81 * std::sin(angle)) / inertia;
+    const double expected = mass * distance * (accel * std::cos(angle) - 9.81 * std::sin(angle)) / inertia;
     const double acceleration = tree.ForwardDynamics(VectorX::Zero(1), kGravity)[0];
-    EXPECT_NEAR(acceleration, expected, 64 * kEpsilon * mass * distance * 9.81 / inertia)
-        << "angle " << angle;
+    EXPECT_NEAR(acceleration, expected, 64 * kEpsilon * mass * distance * 9.81 / inertia) << "angle " << angle;
   }
 
   // Stepping: the carrier is exactly where and as fast as prescribed, and that velocity
@@ -805,14 +763,11 @@ TEST(MultibodyTree, PrescribedCarrierMovesExactlyAndDrivesPendulum) {
   EXPECT_NEAR(tree.link_spatial_velocity(0)[3], speed + accel * t, 8 * kEpsilon);
   EXPECT_LT(tree.LinkJacobian(0).norm(), kEpsilon);  // no degrees of freedom
   const Vector3 point = tree.link_pose(1).TransformPoint(Vector3(0.05, 0, 0));
-  EXPECT_LT((tree.PointBiasVelocity(1, point) - Vector3(speed + accel * t, 0, 0)).norm(),
-            8 * kEpsilon);
+  EXPECT_LT((tree.PointBiasVelocity(1, point) - Vector3(speed + accel * t, 0, 0)).norm(), 8 * kEpsilon);
   // Point velocity = J v + bias, the rigid velocity of the bob.
   const SpatialVector bob = tree.link_spatial_velocity(1);
   const Vector3 rigid = bob.tail<3>() + bob.head<3>().cross(point - tree.link_pose(1).position);
-  EXPECT_LT((tree.PointJacobian(1, point) * tree.velocities() + tree.PointBiasVelocity(1, point) -
-             rigid)
-                .norm(),
+  EXPECT_LT((tree.PointJacobian(1, point) * tree.velocities() + tree.PointBiasVelocity(1, point) - rigid).norm(),
             16 * kEpsilon * (1 + rigid.norm()));
 }
 
@@ -824,23 +779,20 @@ TEST(MultibodyTree, PrescribedTurntableGivesCentrifugalBias) {
   MultibodyTree tree;
   JointSpec table = Joint("spindle", JointType::kPrescribed, -1, {}, {}, Vector3::UnitZ());
   table.prescribed_motion = JointType::kRevolute;
-  table.prescribed = TimeFunction{
-      [=](double t) { return rate * t + 0.5 * angular_acceleration * t * t; },
-      [=](double t) { return rate + angular_acceleration * t; },
-      [=](double) { return angular_acceleration; }};
+  table.prescribed = TimeFunction{[=](double t) { return rate * t + 0.5 * angular_acceleration * t * t; },
+                                  [=](double t) { return rate + angular_acceleration * t; },
+                                  [=](double) { return angular_acceleration; }};
   tree.AddLink("table", 5.0, Matrix3::Identity(), table);
   JointSpec rail = Joint("rail", JointType::kPrismatic, 0, {}, {}, Vector3::UnitX());
   rail.initial_position = radius;
   rail.initial_velocity = 0.4;
   tree.AddLink("slider", 0.6, Matrix3::Identity() * 0.01, rail);
   const double expected = rate * rate * radius;
-  EXPECT_NEAR(tree.ForwardDynamics(VectorX::Zero(1), Vector3::Zero())[0], expected,
-              16 * kEpsilon * expected);
+  EXPECT_NEAR(tree.ForwardDynamics(VectorX::Zero(1), Vector3::Zero())[0], expected, 16 * kEpsilon * expected);
   EXPECT_NEAR(tree.BiasForces(Vector3::Zero())[0], -0.6 * expected, 16 * kEpsilon * expected);
   // Turntable velocity as bias velocity: Ω × r at the slider's centre.
   const Vector3 centre = tree.link_pose(1).position;
-  EXPECT_LT((tree.PointBiasVelocity(1, centre) - rate * Vector3::UnitZ().cross(centre)).norm(),
-            8 * kEpsilon);
+  EXPECT_LT((tree.PointBiasVelocity(1, centre) - rate * Vector3::UnitZ().cross(centre)).norm(), 8 * kEpsilon);
 }
 
 // ---- Impulses --------------------------------------------------------------------------
@@ -852,11 +804,11 @@ TEST(MultibodyTree, GeneralizedImpulseChangesMomentum) {
   {
     MultibodyTree tree;
     const double mass = 1.7;
-    tree.AddLink("block", mass, RotatedInertia({0.05, 0.08, 0.1}, Rotation(0.6, {1, 1, 0})),
-                 Joint("block_free", JointType::kFree, -1, {},
-                       Pose{Vector3(0.1, 0.0, -0.05), Rotation(0.2, {0, 0, 1})}));
-    tree.SetFreeJointState(0, Pose{Vector3(0.4, 0.1, 0.9), Rotation(0.5, {1, 0, 1})},
-                           Vector3::Zero(), Vector3(0.2, 0.0, -0.1));
+    tree.AddLink(
+        "block", mass, RotatedInertia({0.05, 0.08, 0.1}, Rotation(0.6, {1, 1, 0})),
+        Joint("block_free", JointType::kFree, -1, {}, Pose{Vector3(0.1, 0.0, -0.05), Rotation(0.2, {0, 0, 1})}));
+    tree.SetFreeJointState(0, Pose{Vector3(0.4, 0.1, 0.9), Rotation(0.5, {1, 0, 1})}, Vector3::Zero(),
+                           Vector3(0.2, 0.0, -0.1));
     const Vector3 centre = tree.link_pose(0).position;
     const Vector3 point = centre + Vector3(0.05, 0.1, -0.07);
     const Vector3 momentum_before = mass * tree.link_spatial_velocity(0).tail<3>();
@@ -866,8 +818,7 @@ TEST(MultibodyTree, GeneralizedImpulseChangesMomentum) {
     EXPECT_LT((generalized.tail<3>() - impulse).norm(), 8 * kEpsilon);
     tree.Step(1e-3, Vector3::Zero(), generalized);
     const SpatialVector velocity = tree.link_spatial_velocity(0);
-    EXPECT_LT((mass * velocity.tail<3>() - momentum_before - impulse).norm(),
-              16 * kEpsilon * impulse.norm());
+    EXPECT_LT((mass * velocity.tail<3>() - momentum_before - impulse).norm(), 16 * kEpsilon * impulse.norm());
     EXPECT_LT((inertia_before * velocity.head<3>() - (point - centre).cross(impulse)).norm(),
               16 * kEpsilon * impulse.norm());
   }
@@ -875,9 +826,9 @@ TEST(MultibodyTree, GeneralizedImpulseChangesMomentum) {
     MultibodyTree tree;
     const double mass = 0.9;
     const Vector3 axis = Vector3(1.0, 2.0, -0.5).normalized();
-    tree.AddLink("shuttle", mass, Matrix3::Identity() * 0.02,
-                 Joint("shuttle_rail", JointType::kPrismatic, -1,
-                       Pose{Vector3(0, 0, 1), Quaternion::Identity()}, {}, axis));
+    tree.AddLink(
+        "shuttle", mass, Matrix3::Identity() * 0.02,
+        Joint("shuttle_rail", JointType::kPrismatic, -1, Pose{Vector3(0, 0, 1), Quaternion::Identity()}, {}, axis));
     const Vector3 point = tree.link_pose(0).TransformPoint(Vector3(0.1, -0.2, 0.05));
     tree.Step(1e-3, Vector3::Zero(), tree.GeneralizedImpulse(0, impulse, point));
     const Vector3 momentum = mass * tree.link_spatial_velocity(0).tail<3>();

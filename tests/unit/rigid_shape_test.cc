@@ -28,7 +28,9 @@ struct Reference {
   Vector3 normal;
 };
 
-double SignOf(double value) { return value >= 0.0 ? 1.0 : -1.0; }
+double SignOf(double value) {
+  return value >= 0.0 ? 1.0 : -1.0;
+}
 
 // Box: outside, the closest point is the component-wise clamp of the point into the box;
 // inside, the nearest face is the one with the smallest depth a_k − |x_k| (first on ties,
@@ -57,8 +59,7 @@ Reference CylinderReference(double radius, double half_height, const Vector3& po
     const double radial_offset = radial - clamped_radial;
     const double axial_offset = point.z() - clamped_z;
     const double distance = std::sqrt(radial_offset * radial_offset + axial_offset * axial_offset);
-    return {distance,
-            (radial_offset * radial_direction + axial_offset * Vector3::UnitZ()) / distance};
+    return {distance, (radial_offset * radial_direction + axial_offset * Vector3::UnitZ()) / distance};
   }
   const double side_depth = radius - radial;
   const double cap_depth = half_height - std::abs(point.z());
@@ -75,8 +76,7 @@ Reference SphereReference(double radius, const Vector3& point) {
 // Deterministic test points around a shape of bounding half-size `extent`: a jittered
 // lattice covering ±1.6 extent, and points at distances from 1e-10 to 1e-1 of the size
 // around every `feature` (face centres, edges, corners, rim points).
-std::vector<Vector3> TestPoints(const Vector3& extent, const std::vector<Vector3>& features,
-                                unsigned seed) {
+std::vector<Vector3> TestPoints(const Vector3& extent, const std::vector<Vector3>& features, unsigned seed) {
   std::mt19937 generator(seed);
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
   std::vector<Vector3> points;
@@ -86,9 +86,7 @@ std::vector<Vector3> TestPoints(const Vector3& extent, const std::vector<Vector3
       for (int k = 0; k < kLattice; ++k) {
         const Vector3 cell(i, j, k);
         const Vector3 jitter(unit(generator), unit(generator), unit(generator));
-        const Vector3 fraction =
-            (cell + Vector3::Constant(0.5) + 0.4 * jitter) / kLattice * 2.0 -
-            Vector3::Ones();
+        const Vector3 fraction = (cell + Vector3::Constant(0.5) + 0.4 * jitter) / kLattice * 2.0 - Vector3::Ones();
         points.push_back(1.6 * extent.cwiseProduct(fraction));
       }
     }
@@ -141,16 +139,15 @@ std::vector<Vector3> CylinderFeatures(double radius, double half_height) {
 // right, which for a convex shape means that the point x + t n just outside has x as its
 // closest point, i.e. reference normal n there (checked with t = 1e-6 size).
 template <typename ReferenceFunction>
-void ExpectMatchesReference(const Shape& shape, const std::vector<Vector3>& points,
-                            double size, ReferenceFunction reference_function) {
+void ExpectMatchesReference(const Shape& shape, const std::vector<Vector3>& points, double size,
+                            ReferenceFunction reference_function) {
   for (const Vector3& point : points) {
     const Reference reference = reference_function(point);
     const double scale = std::max(point.norm(), size);
     const double distance = shape.SignedDistance(point);
     const Vector3 normal = shape.OutwardNormal(point);
     const double distance_tolerance = 8.0 * kEpsilon * scale;
-    EXPECT_NEAR(distance, reference.distance, distance_tolerance)
-        << "point " << point.transpose();
+    EXPECT_NEAR(distance, reference.distance, distance_tolerance) << "point " << point.transpose();
     EXPECT_NEAR(normal.norm(), 1.0, 4.0 * kEpsilon);
     if (std::abs(reference.distance) <= distance_tolerance) {
       const double step_out = 1e-6 * size;
@@ -159,8 +156,7 @@ void ExpectMatchesReference(const Shape& shape, const std::vector<Vector3>& poin
           << "surface point " << point.transpose() << " normal " << normal.transpose();
       continue;
     }
-    const double normal_tolerance =
-        8.0 * kEpsilon * (1.0 + (distance > 0.0 ? scale / distance : 0.0));
+    const double normal_tolerance = 8.0 * kEpsilon * (1.0 + (distance > 0.0 ? scale / distance : 0.0));
     EXPECT_NEAR((normal - reference.normal).norm(), 0.0, normal_tolerance)
         << "point " << point.transpose() << " normal " << normal.transpose() << " expected "
         << reference.normal.transpose();
@@ -233,8 +229,7 @@ double SingularityDistance(const Shape& shape, const Vector3& point) {
       if (radial_excess > 0.0 && axial_excess > 0.0) {
         return std::min(shape.SignedDistance(point), radial);
       }
-      const bool side_piece =
-          radial_excess > 0.0 || (axial_excess <= 0.0 && radial_excess >= axial_excess);
+      const bool side_piece = radial_excess > 0.0 || (axial_excess <= 0.0 && radial_excess >= axial_excess);
       return side_piece ? radial : kInfinity;
     }
     default:
@@ -248,8 +243,7 @@ double SingularityDistance(const Shape& shape, const Vector3& point) {
 // Error of a central difference: truncation h²/6·|φ'''| ≤ h²/(2 L²) for a distance to a
 // point, a line or a circle at distance L, plus round-off of about ε·|x|/h from each SDF
 // evaluation; we allow (h/L)² + 10 ε·scale/h with scale = max(|x|, size).
-int ExpectNormalIsGradient(const Shape& shape, const Pose& pose,
-                           const std::vector<Vector3>& local_points) {
+int ExpectNormalIsGradient(const Shape& shape, const Pose& pose, const std::vector<Vector3>& local_points) {
   const double size = shape.LocalBounds().sizes().maxCoeff() / 2.0;
   const double step = 1e-6 * size;
   const auto world_distance = [&](const Vector3& world_point) {
@@ -262,8 +256,7 @@ int ExpectNormalIsGradient(const Shape& shape, const Pose& pose,
     bool smooth = true;
     for (int axis = 0; axis < 3 && smooth; ++axis) {
       for (const double side : {-4.0, 4.0}) {
-        const Vector3 neighbour =
-            pose.InverseTransformPoint(world_point + side * step * Vector3::Unit(axis));
+        const Vector3 neighbour = pose.InverseTransformPoint(world_point + side * step * Vector3::Unit(axis));
         smooth = smooth && SmoothPiece(shape, neighbour) == piece;
       }
     }
@@ -273,8 +266,7 @@ int ExpectNormalIsGradient(const Shape& shape, const Pose& pose,
     const Vector3 normal = pose.orientation * shape.OutwardNormal(local_point);
     const double scale = std::max(world_point.norm(), size);
     const double tolerance = std::pow(step / singularity, 2) + 10.0 * kEpsilon * scale / step;
-    EXPECT_NEAR((gradient - normal).norm(), 0.0, tolerance)
-        << "local point " << local_point.transpose();
+    EXPECT_NEAR((gradient - normal).norm(), 0.0, tolerance) << "local point " << local_point.transpose();
     ++checked;
   }
   return checked;
@@ -288,8 +280,7 @@ int ExpectNormalIsGradient(const Shape& shape, const Pose& pose,
 // L, plus the round-off of the normal (about ε, or ε·scale/φ outside where n is an offset
 // divided by φ) divided by h. Returns the number of points checked, and how many of them
 // had a non-zero Hessian.
-std::pair<int, int> ExpectHessianIsNormalDerivative(const Shape& shape,
-                                                    const std::vector<Vector3>& points) {
+std::pair<int, int> ExpectHessianIsNormalDerivative(const Shape& shape, const std::vector<Vector3>& points) {
   const double size = shape.LocalBounds().sizes().maxCoeff() / 2.0;
   const double step = 1e-6 * size;
   int checked = 0;
@@ -308,23 +299,21 @@ std::pair<int, int> ExpectHessianIsNormalDerivative(const Shape& shape,
     for (int axis = 0; axis < 3; ++axis) {
       const Vector3 offset = step * Vector3::Unit(axis);
       difference_quotient.col(axis) =
-          (shape.OutwardNormal(point + offset) - shape.OutwardNormal(point - offset)) /
-          (2.0 * step);
+          (shape.OutwardNormal(point + offset) - shape.OutwardNormal(point - offset)) / (2.0 * step);
     }
     const Matrix3 hessian = shape.SignedDistanceHessian(point);
     const double distance = shape.SignedDistance(point);
     const double scale = std::max(point.norm(), size);
     const double normal_round_off = kEpsilon * (1.0 + (distance > 0.0 ? scale / distance : 0.0));
-    const double tolerance =
-        std::pow(step, 2) / std::pow(singularity, 3) + 20.0 * normal_round_off / step;
+    const double tolerance = std::pow(step, 2) / std::pow(singularity, 3) + 20.0 * normal_round_off / step;
     EXPECT_NEAR((hessian - difference_quotient).norm(), 0.0, tolerance)
-        << "point " << point.transpose() << "\nHessian\n" << hessian << "\nfinite difference\n"
+        << "point " << point.transpose() << "\nHessian\n"
+        << hessian << "\nfinite difference\n"
         << difference_quotient;
     // ∇²φ is symmetric, and n is a unit vector so ∇²φ n = 0 (∇‖∇φ‖² = 2 ∇²φ ∇φ), up to
     // the round-off of n times ‖∇²φ‖.
     EXPECT_LT((hessian - hessian.transpose()).norm(), 1e-12 * (1.0 + hessian.norm()));
-    EXPECT_LT((hessian * shape.OutwardNormal(point)).norm(),
-              16.0 * normal_round_off * (1.0 + hessian.norm()));
+    EXPECT_LT((hessian * shape.OutwardNormal(point)).norm(), 16.0 * normal_round_off * (1.0 + hessian.norm()));
     ++checked;
     if (hessian.norm() > 0.0) ++curved;
   }
@@ -336,8 +325,7 @@ std::pair<int, int> ExpectHessianIsNormalDerivative(const Shape& shape,
 TEST(RigidShapeTest, HalfSpaceDistanceIsHeightAndNormalIsUp) {
   const Shape half_space = Shape::HalfSpace();
   EXPECT_FALSE(half_space.IsBounded());
-  for (const Vector3& point : {Vector3(0, 0, 0), Vector3(1, -2, 3), Vector3(-5, 4, -0.25),
-                               Vector3(1e6, 1e6, 1e-12)}) {
+  for (const Vector3& point : {Vector3(0, 0, 0), Vector3(1, -2, 3), Vector3(-5, 4, -0.25), Vector3(1e6, 1e6, 1e-12)}) {
     EXPECT_EQ(half_space.SignedDistance(point), point.z());
     EXPECT_EQ(half_space.OutwardNormal(point), Vector3::UnitZ());
   }
@@ -358,9 +346,8 @@ TEST(RigidShapeTest, BoxMatchesClosestPointConstruction) {
   const Vector3 half_extents(0.5, 0.2, 0.35);
   const Shape box = Shape::Box(half_extents);
   const std::vector<Vector3> points = TestPoints(half_extents, BoxFeatures(half_extents), 11);
-  ExpectMatchesReference(box, points, half_extents.maxCoeff(), [&](const Vector3& point) {
-    return BoxReference(half_extents, point);
-  });
+  ExpectMatchesReference(box, points, half_extents.maxCoeff(),
+                         [&](const Vector3& point) { return BoxReference(half_extents, point); });
 }
 
 TEST(RigidShapeTest, BoxHandPickedValues) {
@@ -376,8 +363,7 @@ TEST(RigidShapeTest, BoxHandPickedValues) {
   EXPECT_EQ(box.OutwardNormal(Vector3(0.2, 0.3, 3.5)), Vector3::UnitZ());
   EXPECT_DOUBLE_EQ(box.SignedDistance(Vector3(-1.3, 2.4, 0.0)), 0.5);
   EXPECT_TRUE(box.OutwardNormal(Vector3(-1.3, 2.4, 0.0)).isApprox(Vector3(-0.6, 0.8, 0.0)));
-  EXPECT_DOUBLE_EQ(box.SignedDistance(Vector3(3.0, 4.0, -3.0 - 2.0 * std::sqrt(2.0))),
-                   std::sqrt(4.0 + 4.0 + 8.0));
+  EXPECT_DOUBLE_EQ(box.SignedDistance(Vector3(3.0, 4.0, -3.0 - 2.0 * std::sqrt(2.0))), std::sqrt(4.0 + 4.0 + 8.0));
   // On a face and on an edge the distance is zero.
   EXPECT_EQ(box.SignedDistance(Vector3(1.0, 0.5, -0.5)), 0.0);
   EXPECT_EQ(box.OutwardNormal(Vector3(1.0, 0.5, -0.5)), Vector3::UnitX());
@@ -398,12 +384,10 @@ TEST(RigidShapeTest, SphereMatchesClosedForm) {
   const Shape sphere = Shape::Sphere(radius);
   std::vector<Vector3> features;
   for (int i = 0; i < 8; ++i) {
-    features.push_back(radius * Vector3(std::cos(i), std::sin(i) * std::cos(2 * i),
-                                        std::sin(i) * std::sin(2 * i)));
+    features.push_back(radius * Vector3(std::cos(i), std::sin(i) * std::cos(2 * i), std::sin(i) * std::sin(2 * i)));
   }
   const std::vector<Vector3> points = TestPoints(Vector3::Constant(radius), features, 21);
-  ExpectMatchesReference(sphere, points, radius,
-                         [&](const Vector3& point) { return SphereReference(radius, point); });
+  ExpectMatchesReference(sphere, points, radius, [&](const Vector3& point) { return SphereReference(radius, point); });
   EXPECT_DOUBLE_EQ(sphere.SignedDistance(Vector3(0.0, 0.3, 0.4)), 0.2);
   EXPECT_TRUE(sphere.OutwardNormal(Vector3(0.0, 0.3, 0.4)).isApprox(Vector3(0.0, 0.6, 0.8)));
   EXPECT_DOUBLE_EQ(sphere.SignedDistance(Vector3::Zero()), -radius);
@@ -418,11 +402,10 @@ TEST(RigidShapeTest, CylinderMatchesClosestPointConstruction) {
   const double radius = 0.25;
   const double half_height = 0.4;
   const Shape cylinder = Shape::Cylinder(radius, half_height);
-  const std::vector<Vector3> points = TestPoints(Vector3(radius, radius, half_height),
-                                                 CylinderFeatures(radius, half_height), 31);
-  ExpectMatchesReference(cylinder, points, half_height, [&](const Vector3& point) {
-    return CylinderReference(radius, half_height, point);
-  });
+  const std::vector<Vector3> points =
+      TestPoints(Vector3(radius, radius, half_height), CylinderFeatures(radius, half_height), 31);
+  ExpectMatchesReference(cylinder, points, half_height,
+                         [&](const Vector3& point) { return CylinderReference(radius, half_height, point); });
 }
 
 TEST(RigidShapeTest, CylinderHandPickedValues) {
@@ -451,8 +434,8 @@ TEST(RigidShapeTest, CylinderNormalIsGradientWhereSmooth) {
   const double radius = 0.25;
   const double half_height = 0.4;
   const Shape cylinder = Shape::Cylinder(radius, half_height);
-  const std::vector<Vector3> points = TestPoints(Vector3(radius, radius, half_height),
-                                                 CylinderFeatures(radius, half_height), 32);
+  const std::vector<Vector3> points =
+      TestPoints(Vector3(radius, radius, half_height), CylinderFeatures(radius, half_height), 32);
   EXPECT_GT(ExpectNormalIsGradient(cylinder, Pose{}, points), 500);
 }
 
@@ -474,8 +457,7 @@ TEST(RigidShapeTest, BoxHessianIsNormalDerivativeInEveryRegion) {
   // Hand-picked: beyond the (+x, +y) edge by (0.3, 0.4) the distance to the edge line is 0.5
   // and ∇²φ = (I_xy − n nᵀ)/0.5 with n = (0.6, 0.8, 0).
   const Vector3 normal(0.6, 0.8, 0.0);
-  const Matrix3 expected =
-      (Matrix3(Vector3(1, 1, 0).asDiagonal()) - normal * normal.transpose()) / 0.5;
+  const Matrix3 expected = (Matrix3(Vector3(1, 1, 0).asDiagonal()) - normal * normal.transpose()) / 0.5;
   EXPECT_LT((box.SignedDistanceHessian(Vector3(0.8, 0.6, 0.1)) - expected).norm(), 1e-13);
   // Beyond a face and inside: flat.
   EXPECT_EQ(box.SignedDistanceHessian(Vector3(0.9, 0.1, -0.2)), Matrix3::Zero());
@@ -485,9 +467,8 @@ TEST(RigidShapeTest, BoxHessianIsNormalDerivativeInEveryRegion) {
 TEST(RigidShapeTest, SphereHessianIsNormalDerivativeInsideAndOutside) {
   const double radius = 0.3;
   const Shape sphere = Shape::Sphere(radius);
-  const std::vector<Vector3> points = TestPoints(Vector3::Constant(radius),
-                                                 {Vector3(radius, 0, 0), Vector3(0, 0, -radius)},
-                                                 52);
+  const std::vector<Vector3> points =
+      TestPoints(Vector3::Constant(radius), {Vector3(radius, 0, 0), Vector3(0, 0, -radius)}, 52);
   const auto [checked, curved] = ExpectHessianIsNormalDerivative(sphere, points);
   EXPECT_GT(checked, 600);
   EXPECT_EQ(curved, checked);
@@ -505,8 +486,8 @@ TEST(RigidShapeTest, CylinderHessianIsNormalDerivativeOnSideCapsAndRims) {
   const double radius = 0.25;
   const double half_height = 0.4;
   const Shape cylinder = Shape::Cylinder(radius, half_height);
-  const std::vector<Vector3> points = TestPoints(Vector3(radius, radius, half_height),
-                                                 CylinderFeatures(radius, half_height), 53);
+  const std::vector<Vector3> points =
+      TestPoints(Vector3(radius, radius, half_height), CylinderFeatures(radius, half_height), 53);
   const auto [checked, curved] = ExpectHessianIsNormalDerivative(cylinder, points);
   EXPECT_GT(checked, 500);
   EXPECT_GT(curved, 200);
@@ -525,8 +506,7 @@ TEST(RigidShapeTest, CylinderHessianIsNormalDerivativeOnSideCapsAndRims) {
   const Vector3 normal(0.0, 0.6, 0.8);
   Matrix3 expected = Matrix3::Zero();
   expected(0, 0) = 0.6 / 1.6;
-  expected.block<2, 2>(1, 1) =
-      Eigen::Matrix2d::Identity() - normal.tail<2>() * normal.tail<2>().transpose();
+  expected.block<2, 2>(1, 1) = Eigen::Matrix2d::Identity() - normal.tail<2>() * normal.tail<2>().transpose();
   EXPECT_LT((unit_cylinder.SignedDistanceHessian(rim_outside) - expected).norm(), 1e-14);
   // Inside nearest the side: the level surfaces are coaxial cylinders of radius ρ.
   Matrix3 side = Matrix3::Zero();
@@ -541,8 +521,7 @@ TEST(RigidShapeTest, PosedBoxThroughPose) {
   // Box with half extents (2, 1, 0.5) centred at (1, 2, 3), turned 90° about z: its local x
   // axis points along world y.
   const Shape box = Shape::Box(Vector3(2.0, 1.0, 0.5));
-  const Pose pose{Vector3(1.0, 2.0, 3.0),
-                  Quaternion(Eigen::AngleAxisd(kPi / 2.0, Vector3::UnitZ()))};
+  const Pose pose{Vector3(1.0, 2.0, 3.0), Quaternion(Eigen::AngleAxisd(kPi / 2.0, Vector3::UnitZ()))};
   const auto world_distance = [&](const Vector3& world_point) {
     return box.SignedDistance(pose.InverseTransformPoint(world_point));
   };
@@ -558,8 +537,7 @@ TEST(RigidShapeTest, PosedBoxThroughPose) {
   // the normal is the offset (0.3, 0.4)/0.5 rotated, with round-off amplified by |x|/φ.
   const Vector3 edge_point = Vector3(1.0, 2.0, 3.0) + Vector3(-1.4, 2.3, 0.0);
   EXPECT_NEAR(world_distance(edge_point), 0.5, round_off);
-  EXPECT_NEAR((world_normal(edge_point) - Vector3(-0.8, 0.6, 0.0)).norm(), 0.0,
-              round_off / 0.5);
+  EXPECT_NEAR((world_normal(edge_point) - Vector3(-0.8, 0.6, 0.0)).norm(), 0.0, round_off / 0.5);
   // World z = 2.6 on the axis is 0.1 m inside the local −z face (at world z = 2.5).
   EXPECT_NEAR(world_distance(Vector3(1.0, 2.0, 2.6)), -0.1, round_off);
   EXPECT_EQ(world_normal(Vector3(1.0, 2.0, 2.6)), -Vector3::UnitZ());
@@ -567,11 +545,9 @@ TEST(RigidShapeTest, PosedBoxThroughPose) {
 
 TEST(RigidShapeTest, PosedGeometryNormalIsWorldGradientAndSamplesLieOnSurface) {
   // A generic rotation and translation: world φ(x) = φ_local(X⁻¹ x), world n = R n_local.
-  const Pose pose{Vector3(0.3, -1.2, 2.0),
-                  Quaternion(Eigen::AngleAxisd(0.7, Vector3(1.0, 2.0, 3.0).normalized()))};
+  const Pose pose{Vector3(0.3, -1.2, 2.0), Quaternion(Eigen::AngleAxisd(0.7, Vector3(1.0, 2.0, 3.0).normalized()))};
   const std::vector<std::pair<Shape, std::vector<Vector3>>> cases = {
-      {Shape::Box(Vector3(0.5, 0.2, 0.35)),
-       BoxFeatures(Vector3(0.5, 0.2, 0.35))},
+      {Shape::Box(Vector3(0.5, 0.2, 0.35)), BoxFeatures(Vector3(0.5, 0.2, 0.35))},
       {Shape::Sphere(0.3), {Vector3(0.3, 0.0, 0.0), Vector3(0.0, -0.3, 0.0)}},
       {Shape::Cylinder(0.25, 0.4), CylinderFeatures(0.25, 0.4)},
   };
@@ -588,8 +564,8 @@ TEST(RigidShapeTest, PosedGeometryNormalIsWorldGradientAndSamplesLieOnSurface) {
     // round-off of the transform (a few ε·|x| with |x| ≈ 3 m).
     const std::vector<Vector3> local_points = TestPoints(extent, features, seed++);
     for (const Vector3& local_point : local_points) {
-      EXPECT_NEAR(world_distance(pose.TransformPoint(local_point)),
-                  shape.SignedDistance(local_point), 16 * kEpsilon * (size + 3.0));
+      EXPECT_NEAR(world_distance(pose.TransformPoint(local_point)), shape.SignedDistance(local_point),
+                  16 * kEpsilon * (size + 3.0));
     }
     // Where smooth, the rotated local normal is the world gradient.
     EXPECT_GT(ExpectNormalIsGradient(shape, pose, local_points), 400);
@@ -613,8 +589,7 @@ TEST(RigidShapeTest, VolumesAndInertiasMatchTextbookFormulas) {
     EXPECT_NEAR(box.Volume(), volume, 4 * kEpsilon * volume);
     const Matrix3 inertia = box.UnitDensityInertia();
     const Matrix3 expected =
-        Vector3(volume * (b * b + c * c) / 12, volume * (a * a + c * c) / 12,
-                volume * (a * a + b * b) / 12)
+        Vector3(volume * (b * b + c * c) / 12, volume * (a * a + c * c) / 12, volume * (a * a + b * b) / 12)
             .asDiagonal();
     EXPECT_LT((inertia - expected).norm(), 8 * kEpsilon * expected.norm());
   }
@@ -633,9 +608,8 @@ TEST(RigidShapeTest, VolumesAndInertiasMatchTextbookFormulas) {
     const Shape cylinder = Shape::Cylinder(r, h / 2);
     const double volume = kPi * r * r * h;
     EXPECT_NEAR(cylinder.Volume(), volume, 4 * kEpsilon * volume);
-    const Matrix3 expected = Vector3(volume * (3 * r * r + h * h) / 12,
-                                     volume * (3 * r * r + h * h) / 12, volume * r * r / 2)
-                                 .asDiagonal();
+    const Matrix3 expected =
+        Vector3(volume * (3 * r * r + h * h) / 12, volume * (3 * r * r + h * h) / 12, volume * r * r / 2).asDiagonal();
     EXPECT_LT((cylinder.UnitDensityInertia() - expected).norm(), 8 * kEpsilon * expected.norm());
   }
 }
@@ -655,8 +629,7 @@ TEST(RigidShapeTest, LocalBoundsAreTight) {
 TEST(RigidShapeTest, RejectsInvalidDimensions) {
   EXPECT_THROW(Shape::Box(Vector3(1.0, 0.0, 1.0)), std::invalid_argument);
   EXPECT_THROW(Shape::Sphere(-1.0), std::invalid_argument);
-  EXPECT_THROW(Shape::Cylinder(1.0, std::numeric_limits<double>::quiet_NaN()),
-               std::invalid_argument);
+  EXPECT_THROW(Shape::Cylinder(1.0, std::numeric_limits<double>::quiet_NaN()), std::invalid_argument);
   EXPECT_THROW(Shape::Sphere(1.0).SampleSurface(0.0), std::invalid_argument);
 }
 
@@ -673,8 +646,7 @@ std::vector<SamplingCase> SamplingCases() {
   return {
       {Shape::Box(Vector3(0.5, 0.2, 0.35)), 8.0 * (0.5 * 0.2 + 0.2 * 0.35 + 0.5 * 0.35)},
       {Shape::Sphere(r_sphere), 4.0 * kPi * r_sphere * r_sphere},
-      {Shape::Cylinder(r_cylinder, c),
-       2.0 * kPi * r_cylinder * 2.0 * c + 2.0 * kPi * r_cylinder * r_cylinder},
+      {Shape::Cylinder(r_cylinder, c), 2.0 * kPi * r_cylinder * 2.0 * c + 2.0 * kPi * r_cylinder * r_cylinder},
       // Thin shapes, and a spacing larger than the shape, still give exact areas.
       {Shape::Box(Vector3(0.5, 0.01, 0.35)), 8.0 * (0.5 * 0.01 + 0.01 * 0.35 + 0.5 * 0.35)},
       {Shape::Cylinder(0.02, 0.3), 2.0 * kPi * 0.02 * 0.6 + 2.0 * kPi * 0.02 * 0.02},
@@ -688,16 +660,15 @@ TEST(RigidShapeTest, SamplesCoverSurfaceWithExactAreaOnSurfaceAndOutward) {
     for (const double spacing : {size / 8.0, size / 3.0, 3.0 * size}) {
       const std::vector<SurfaceSample> samples = shape.SampleSurface(spacing);
       ASSERT_FALSE(samples.empty());
-      double area = 0.0;                                 // Σ A
-      Vector3 normal_integral = Vector3::Zero();          // Σ A n  (∮ n dA = 0)
-      double flux = 0.0;                                  // Σ A x·n (∮ x·n dA = 3V)
+      double area = 0.0;                          // Σ A
+      Vector3 normal_integral = Vector3::Zero();  // Σ A n  (∮ n dA = 0)
+      double flux = 0.0;                          // Σ A x·n (∮ x·n dA = 3V)
       for (const SurfaceSample& sample : samples) {
         EXPECT_GT(sample.area, 0.0);
         EXPECT_NEAR(shape.SignedDistance(sample.position), 0.0, 1e-12 * size);
         EXPECT_NEAR(sample.outward_normal.norm(), 1.0, 4 * kEpsilon);
         // The sample normal is the shape's outward normal there.
-        EXPECT_NEAR((sample.outward_normal - shape.OutwardNormal(sample.position)).norm(), 0.0,
-                    1e-12);
+        EXPECT_NEAR((sample.outward_normal - shape.OutwardNormal(sample.position)).norm(), 0.0, 1e-12);
         area += sample.area;
         normal_integral += sample.area * sample.outward_normal;
         flux += sample.area * sample.position.dot(sample.outward_normal);

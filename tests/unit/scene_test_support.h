@@ -27,8 +27,7 @@ inline ParameterSet SceneParameters(const std::string& scenario, const std::stri
 // `output` (replaced): the initial observation, one observation per step, the summary.
 // `after_step(step, report)` runs after each step's observation, for per-step checks.
 inline void RecordShortRun(Scenario& scenario, World& world, const std::string& formulation,
-                           const ParameterSet& parameters, int steps, double dt,
-                           const std::filesystem::path& output,
+                           const ParameterSet& parameters, int steps, double dt, const std::filesystem::path& output,
                            const std::function<void(int, const StepReport&)>& after_step = {}) {
   std::filesystem::remove(output);
   RunRecorder recorder(output);

@@ -45,8 +45,8 @@ void CudaExplicitSubstep::Substep(double dt, const mpm::Vector3& gravity) {
 void CudaExplicitSubstep::Download(mpm::Particles& particles) {
   if (device_->particle_count < 0) throw std::logic_error("CudaExplicitSubstep::Download before Upload");
   if (static_cast<int>(particles.size()) != device_->particle_count) {
-    throw std::invalid_argument("CudaExplicitSubstep::Download: " + std::to_string(particles.size()) +
-                                " particles, " + std::to_string(device_->particle_count) + " uploaded");
+    throw std::invalid_argument("CudaExplicitSubstep::Download: " + std::to_string(particles.size()) + " particles, " +
+                                std::to_string(device_->particle_count) + " uploaded");
   }
   if (!device_->substep.Download()) {
     throw std::runtime_error("CudaExplicitSubstep: a particle left the device grid box; upload with a larger margin");

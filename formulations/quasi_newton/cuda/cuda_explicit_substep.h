@@ -43,10 +43,10 @@ struct CudaExplicitSubstepSettings {
 
 // The grid of the last substep: nodes with mass only.
 struct CudaGridSnapshot {
-  std::vector<Eigen::Vector3i> node;  // integer node coordinates (x_i = h i)
-  std::vector<double> mass;           // m_i [kg]
-  std::vector<mpm::Vector3> momentum; // (m v)_i after P2G [kg m/s]
-  std::vector<mpm::Vector3> velocity; // v_i after the grid update [m/s]
+  std::vector<Eigen::Vector3i> node;   // integer node coordinates (x_i = h i)
+  std::vector<double> mass;            // m_i [kg]
+  std::vector<mpm::Vector3> momentum;  // (m v)_i after P2G [kg m/s]
+  std::vector<mpm::Vector3> velocity;  // v_i after the grid update [m/s]
 };
 
 class CudaExplicitSubstep {

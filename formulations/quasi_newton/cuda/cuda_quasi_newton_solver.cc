@@ -18,7 +18,9 @@ static_assert(gpu::kDeviceSapSoftNormVelocity == contact::kSapSoftNormVelocity,
               "device and host SAP soft-norm velocities differ");
 static_assert(gpu::kStencilSize == static_cast<int>(std::tuple_size_v<decltype(GridContact::node)>));
 
-bool CudaDeviceAvailable(std::string* reason) { return gpu::QueryDevice(reason); }
+bool CudaDeviceAvailable(std::string* reason) {
+  return gpu::QueryDevice(reason);
+}
 
 struct CudaQuasiNewtonSolver::Device {
   gpu::DeviceSolver solver;

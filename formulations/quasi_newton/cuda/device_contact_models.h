@@ -35,11 +35,22 @@ inline constexpr int kContactParameterCount = 16;
 // fields a model reads are loaded.
 CONTACTLAB_HOST_DEVICE inline void StoreContactParameters(const DeviceContactParameters& c, double* values, int count,
                                                           int p) {
-  const double fields[kContactParameterCount] = {
-      c.friction_coefficient, c.regularization[0], c.regularization[1], c.regularization[2],
-      c.stabilization_velocity[0], c.stabilization_velocity[1], c.stabilization_velocity[2], c.mu_tilde,
-      c.mu_hat, c.time_step, c.stiffness, c.dissipation, c.elastic_force, c.max_normal_velocity,
-      c.lagged_normal_impulse, c.soft_norm_tolerance};
+  const double fields[kContactParameterCount] = {c.friction_coefficient,
+                                                 c.regularization[0],
+                                                 c.regularization[1],
+                                                 c.regularization[2],
+                                                 c.stabilization_velocity[0],
+                                                 c.stabilization_velocity[1],
+                                                 c.stabilization_velocity[2],
+                                                 c.mu_tilde,
+                                                 c.mu_hat,
+                                                 c.time_step,
+                                                 c.stiffness,
+                                                 c.dissipation,
+                                                 c.elastic_force,
+                                                 c.max_normal_velocity,
+                                                 c.lagged_normal_impulse,
+                                                 c.soft_norm_tolerance};
   for (int k = 0; k < kContactParameterCount; ++k) values[k * count + p] = fields[k];
 }
 
@@ -169,8 +180,9 @@ CONTACTLAB_HOST_DEVICE inline DeviceContactEvaluation EvaluateSapCone(const Devi
       e.hessian.zz = normal_gain * inverse_normal_regularization;
     }
   }
-  e.cost = 0.5 * (e.impulse.x * (c.regularization[0] * e.impulse.x) + e.impulse.y * (c.regularization[1] * e.impulse.y) +
-                  e.impulse.z * (c.regularization[2] * e.impulse.z));
+  e.cost =
+      0.5 * (e.impulse.x * (c.regularization[0] * e.impulse.x) + e.impulse.y * (c.regularization[1] * e.impulse.y) +
+             e.impulse.z * (c.regularization[2] * e.impulse.z));
   return e;
 }
 

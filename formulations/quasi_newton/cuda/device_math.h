@@ -26,13 +26,21 @@ struct Mat3 {
   double m[3][3] = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
 };
 
-CONTACTLAB_HOST_DEVICE inline Vec3 Add(const Vec3& a, const Vec3& b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+CONTACTLAB_HOST_DEVICE inline Vec3 Add(const Vec3& a, const Vec3& b) {
+  return {a.x + b.x, a.y + b.y, a.z + b.z};
+}
 CONTACTLAB_HOST_DEVICE inline Vec3 Subtract(const Vec3& a, const Vec3& b) {
   return {a.x - b.x, a.y - b.y, a.z - b.z};
 }
-CONTACTLAB_HOST_DEVICE inline Vec3 Scale(double s, const Vec3& a) { return {s * a.x, s * a.y, s * a.z}; }
-CONTACTLAB_HOST_DEVICE inline double Dot(const Vec3& a, const Vec3& b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-CONTACTLAB_HOST_DEVICE inline double SquaredNorm(const Vec3& a) { return Dot(a, a); }
+CONTACTLAB_HOST_DEVICE inline Vec3 Scale(double s, const Vec3& a) {
+  return {s * a.x, s * a.y, s * a.z};
+}
+CONTACTLAB_HOST_DEVICE inline double Dot(const Vec3& a, const Vec3& b) {
+  return a.x * b.x + a.y * b.y + a.z * b.z;
+}
+CONTACTLAB_HOST_DEVICE inline double SquaredNorm(const Vec3& a) {
+  return Dot(a, a);
+}
 
 // R u.
 CONTACTLAB_HOST_DEVICE inline Vec3 Multiply(const Mat3& r, const Vec3& u) {

@@ -45,12 +45,14 @@ void Check(cudaError_t status, const char* what) {
   }
 }
 
-int Blocks(int count, int threads) { return std::max(1, (count + threads - 1) / threads); }
+int Blocks(int count, int threads) {
+  return std::max(1, (count + threads - 1) / threads);
+}
 
 // Block partial sums written by the grid-wide kernels, read by the control kernel.
 struct Partials {
   double* contact;  // [contact blocks][3]: Σ ℓ_c (evaluation kernel), Σ −Δv_c·γ, Σ Δv_cᵀ G Δv_c (direction kernel)
-  double* node;     // [node blocks][6]
+  double* node;  // [node blocks][6]
   int contact_blocks;
   int node_blocks;
 };
@@ -172,8 +174,8 @@ __global__ void __launch_bounds__(kControlThreads)
     for (int k = 0; k < kContactPartials; ++k) contact_sums[k] += partials.contact[block * kContactPartials + k];
   }
   BlockSum<kContactPartials>(contact_sums, shared);
-  ContactLine<kModel, BlockReduce3> line{problem, work, 0.0, 0.0, 0.0, static_cast<int>(threadIdx.x),
-                                         static_cast<int>(blockDim.x), BlockReduce3{shared}};
+  ContactLine<kModel, BlockReduce3> line{
+      problem, work, 0.0, 0.0, 0.0, static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), BlockReduce3{shared}};
   ControlStep(settings, node_sums, contact_sums, line, work, iteration, threadIdx.x == 0);
 }
 
@@ -262,7 +264,8 @@ struct DeviceSolver::Impl {
     if (buffer != nullptr) Check(pinned ? cudaFreeHost(buffer) : cudaFree(buffer), "free");
     buffer = nullptr;
     capacity = 0;
-    Check(pinned ? cudaMallocHost(&buffer, grown) : cudaMalloc(&buffer, grown), pinned ? "cudaMallocHost" : "cudaMalloc");
+    Check(pinned ? cudaMallocHost(&buffer, grown) : cudaMalloc(&buffer, grown),
+          pinned ? "cudaMallocHost" : "cudaMalloc");
     capacity = grown;
   }
 };
@@ -315,7 +318,8 @@ DeviceSolveSummary DeviceSolver::Solve(const DeviceSolveSettings& settings) {
   // Device arrays: inputs as staged; then the iteration arrays.
   Impl::Reserve(impl.device_input, impl.device_input_bytes, layout.input_end, /*pinned=*/false);
   const std::size_t d = sizeof(double);
-  const std::size_t work_doubles = static_cast<std::size_t>(3 + 3 + 3 + 6) * n + static_cast<std::size_t>(3 + 3 + 3 + 6) * nc +
+  const std::size_t work_doubles = static_cast<std::size_t>(3 + 3 + 3 + 6) * n +
+                                   static_cast<std::size_t>(3 + 3 + 3 + 6) * nc +
                                    static_cast<std::size_t>(kContactPartials) * contact_blocks +
                                    static_cast<std::size_t>(kNodePartials) * node_blocks;
   Impl::Reserve(impl.device_work, impl.device_work_bytes, work_doubles * d + sizeof(SolverState) + 8,
@@ -392,7 +396,7 @@ DeviceSolveSummary DeviceSolver::Solve(const DeviceSolveSettings& settings) {
                                                       settings.warp_aggregation);
       } else {
         LaunchIteration<DeviceContactModel::kLagged>(stream, problem, work, partials, control,
-                                                      settings.warp_aggregation);
+                                                     settings.warp_aggregation);
       }
     }
     Check(cudaGetLastError(), "kernel launch");

@@ -161,7 +161,7 @@ CONTACTLAB_HOST_DEVICE inline void NodeStep(const ProblemView& problem, const Wo
   const Vec3 velocity = LoadVec3(work.velocity, n, i);
   const Vec3 velocity_change = Subtract(velocity, LoadVec3(problem.free_velocity, n, i));  // v − v*
   const Vec3 impulse = LoadVec3(work.node_impulse, n, i);                                  // j_i
-  Sym3 hessian = LoadSym3(work.node_hessian, n, i);                                       // H_i − m_i I
+  Sym3 hessian = LoadSym3(work.node_hessian, n, i);                                        // H_i − m_i I
   hessian.xx += mass;
   hessian.yy += mass;
   hessian.zz += mass;
@@ -229,7 +229,8 @@ struct ContactLine {
 #pragma nv_exec_check_disable
 #endif
 template <typename Line>
-CONTACTLAB_HOST_DEVICE inline void ControlStep(const ControlSettings& settings, const double (&node_sums)[kNodePartials],
+CONTACTLAB_HOST_DEVICE inline void ControlStep(const ControlSettings& settings,
+                                               const double (&node_sums)[kNodePartials],
                                                const double (&contact_sums)[kContactPartials], Line& line,
                                                const WorkView& work, int iteration, bool writer) {
   // K4 (spec Y1): ‖M^-½ r‖ < ε_a + ε_r max(‖M^½ v‖, ‖M^-½ j‖); nodes outside the problem add

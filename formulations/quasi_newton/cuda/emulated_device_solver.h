@@ -30,8 +30,16 @@ struct HostProblemStorage {
         velocity(3 * n),
         impulse(3 * nc),
         stencil_node(kStencilSize * nc) {
-    buffers = {n,           nc,          node_mass.data(),  free_velocity.data(), stencil_node.data(),
-               stencil_weight.data(), rotation.data(), bias.data(), parameters.data(), velocity.data(),
+    buffers = {n,
+               nc,
+               node_mass.data(),
+               free_velocity.data(),
+               stencil_node.data(),
+               stencil_weight.data(),
+               rotation.data(),
+               bias.data(),
+               parameters.data(),
+               velocity.data(),
                impulse.data()};
   }
 };
@@ -60,9 +68,10 @@ DeviceSolveSummary EmulateDeviceSolve(const HostProblemBuffers& staged, const De
   SolverState state{};
   const int history_capacity = settings.record_history ? settings.max_iterations + 1 : 0;
   std::vector<DeviceIterationRecord> history(history_capacity);
-  const WorkView work{velocity.data(),         direction.data(), node_impulse.data(), node_hessian.data(),
-                      contact_velocity.data(), contact_direction.data(), impulse.data(), hessian.data(),
-                      &state,                  history.data(),   history_capacity};
+  const WorkView work{velocity.data(),     direction.data(),        node_impulse.data(),
+                      node_hessian.data(), contact_velocity.data(), contact_direction.data(),
+                      impulse.data(),      hessian.data(),          &state,
+                      history.data(),      history_capacity};
   ControlSettings control{settings.relative_tolerance, settings.absolute_tolerance, settings.max_iterations,
                           settings.outside_momentum_squared, settings.line_search};
 
@@ -103,8 +112,10 @@ DeviceSolveSummary EmulateDeviceSolve(const HostProblemBuffers& staged, const De
   summary.line_search_evaluations = state.line_search_evaluations;
   summary.cost = state.cost;
   summary.residual = state.residual;
-  if (settings.record_history) history.resize(state.iterations + 1);
-  else history.clear();
+  if (settings.record_history)
+    history.resize(state.iterations + 1);
+  else
+    history.clear();
   summary.history = std::move(history);
   return summary;
 }
@@ -122,9 +133,10 @@ inline QuasiNewtonResults EmulateCudaQuasiNewton(const SubstepContactProblem& pr
   const std::vector<int> order = StencilOrder(problem);
   PackProblem(problem, order, storage.buffers);
   const DeviceSolveSettings settings = MakeDeviceSettings(problem, options, model);
-  const DeviceSolveSummary summary = model == DeviceContactModel::kSapCone
-                                         ? detail::EmulateDeviceSolve<DeviceContactModel::kSapCone>(storage.buffers, settings)
-                                         : detail::EmulateDeviceSolve<DeviceContactModel::kLagged>(storage.buffers, settings);
+  const DeviceSolveSummary summary =
+      model == DeviceContactModel::kSapCone
+          ? detail::EmulateDeviceSolve<DeviceContactModel::kSapCone>(storage.buffers, settings)
+          : detail::EmulateDeviceSolve<DeviceContactModel::kLagged>(storage.buffers, settings);
   QuasiNewtonResults results;
   UnpackResults(summary, storage.buffers, order, results);
   return results;

@@ -31,8 +31,15 @@ inline CudaGridSnapshot EmulateExplicitSubstep(mpm::Particles& particles, const 
   staged.initial_volume = packed.data() + 34 * n;
   staged.material = material.data();
   PackParticles(particles, static_cast<int>(materials.size()), staged);
-  const ParticleView view{n, staged.position, staged.velocity, staged.affine_velocity, staged.deformation_gradient,
-                          staged.reference_rotation, staged.mass, staged.initial_volume, staged.material};
+  const ParticleView view{n,
+                          staged.position,
+                          staged.velocity,
+                          staged.affine_velocity,
+                          staged.deformation_gradient,
+                          staged.reference_rotation,
+                          staged.mass,
+                          staged.initial_volume,
+                          staged.material};
   const MaterialView material_view{shear_modulus.data(), first_lame_parameter.data()};
 
   const GridBox box = ComputeGridBox(particles, spacing, margin_cells);

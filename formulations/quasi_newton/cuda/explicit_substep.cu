@@ -34,7 +34,9 @@ void Check(cudaError_t status, const char* what) {
   }
 }
 
-int Blocks(long long count, int threads) { return static_cast<int>(std::max(1LL, (count + threads - 1) / threads)); }
+int Blocks(long long count, int threads) {
+  return static_cast<int>(std::max(1LL, (count + threads - 1) / threads));
+}
 
 // Doubles per particle in the packed arrays (x 3, v 3, C 9, F 9, R0 9, m, V⁰) and their offsets.
 constexpr int kParticleDoubles = 35;
@@ -57,8 +59,7 @@ ParticleView ViewOf(double* base, int* material, int n) {
 }
 
 // Sort key of particle p: the box index of its base node (out-of-box particles last, flagged).
-__global__ void CellKeyKernel(ParticleView particles, DenseGridView grid, unsigned* keys, int* order,
-                              int* out_of_box) {
+__global__ void CellKeyKernel(ParticleView particles, DenseGridView grid, unsigned* keys, int* order, int* out_of_box) {
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= particles.count) return;
   const DeviceStencil stencil = ComputeStencil(LoadPoint(particles.position, particles.count, p), grid.spacing);
@@ -74,7 +75,8 @@ __global__ void GatherParticlesKernel(const double* unsorted, const int* unsorte
   const int q = blockIdx.x * blockDim.x + threadIdx.x;
   if (q >= n) return;
   const int p = order[q];
-  for (int k = 0; k < kParticleDoubles; ++k) sorted[static_cast<std::size_t>(k) * n + q] = unsorted[static_cast<std::size_t>(k) * n + p];
+  for (int k = 0; k < kParticleDoubles; ++k)
+    sorted[static_cast<std::size_t>(k) * n + q] = unsorted[static_cast<std::size_t>(k) * n + p];
   sorted_material[q] = unsorted_material[p];
 }
 
@@ -165,11 +167,11 @@ struct DeviceExplicitSubstep::Impl {
   int count = 0;
 
   ~Impl() {
-    for (void* pointer : {static_cast<void*>(unsorted), static_cast<void*>(sorted), static_cast<void*>(unsorted_material),
-                          static_cast<void*>(sorted_material), static_cast<void*>(keys), static_cast<void*>(sorted_keys),
-                          static_cast<void*>(identity), static_cast<void*>(order), sort_scratch,
-                          static_cast<void*>(grid_block), static_cast<void*>(shear_modulus),
-                          static_cast<void*>(first_lame_parameter), static_cast<void*>(flag)}) {
+    for (void* pointer :
+         {static_cast<void*>(unsorted), static_cast<void*>(sorted), static_cast<void*>(unsorted_material),
+          static_cast<void*>(sorted_material), static_cast<void*>(keys), static_cast<void*>(sorted_keys),
+          static_cast<void*>(identity), static_cast<void*>(order), sort_scratch, static_cast<void*>(grid_block),
+          static_cast<void*>(shear_modulus), static_cast<void*>(first_lame_parameter), static_cast<void*>(flag)}) {
       if (pointer != nullptr) cudaFree(pointer);
     }
     if (host_block != nullptr) cudaFreeHost(host_block);
@@ -243,7 +245,9 @@ HostParticleBuffers& DeviceExplicitSubstep::Stage(int count) {
   return staged;
 }
 
-const HostParticleBuffers& DeviceExplicitSubstep::staged() const { return impl_->staged; }
+const HostParticleBuffers& DeviceExplicitSubstep::staged() const {
+  return impl_->staged;
+}
 
 void DeviceExplicitSubstep::Upload(const GridBox& box, const std::vector<double>& shear_modulus,
                                    const std::vector<double>& first_lame_parameter, int sort_key_bits) {
@@ -294,13 +298,13 @@ void DeviceExplicitSubstep::Upload(const GridBox& box, const std::vector<double>
   const ParticleView unsorted = ViewOf(impl.unsorted, impl.unsorted_material, n);
   const DenseGridView grid = impl.GridView();
   CellKeyKernel<<<Blocks(n, kParticleThreads), kParticleThreads, 0, stream>>>(unsorted, grid, impl.keys, impl.identity,
-                                                                                impl.flag);
+                                                                              impl.flag);
   int key_bits = 1;
   while (key_bits < 32 && (1LL << key_bits) < nodes) ++key_bits;
   const int end_bit = sort_key_bits > 0 ? std::min(sort_key_bits, key_bits) : key_bits;
   std::size_t scratch_bytes = 0;
-  Check(cub::DeviceRadixSort::SortPairs(nullptr, scratch_bytes, impl.keys, impl.sorted_keys, impl.identity, impl.order, n,
-                                        0, end_bit, stream),
+  Check(cub::DeviceRadixSort::SortPairs(nullptr, scratch_bytes, impl.keys, impl.sorted_keys, impl.identity, impl.order,
+                                        n, 0, end_bit, stream),
         "radix sort size");
   if (scratch_bytes > impl.sort_scratch_bytes) {
     if (impl.sort_scratch != nullptr) Check(cudaFree(impl.sort_scratch), "cudaFree");
@@ -323,12 +327,13 @@ void DeviceExplicitSubstep::Substep(double dt, const Vec3& gravity, bool warp_ag
   const MaterialView materials{impl.shear_modulus, impl.first_lame_parameter};
   const long long nodes = grid.node_count();
   cudaStream_t stream = impl.stream;
-  Check(cudaMemsetAsync(impl.grid_block, 0, sizeof(double) * 4 * static_cast<std::size_t>(nodes), stream), "clear grid");
+  Check(cudaMemsetAsync(impl.grid_block, 0, sizeof(double) * 4 * static_cast<std::size_t>(nodes), stream),
+        "clear grid");
   ParticleToGridKernel<<<Blocks(particles.count, kParticleThreads), kParticleThreads, 0, stream>>>(
       particles, materials, grid, dt, warp_aggregation, impl.flag);
   GridVelocityKernel<<<Blocks(nodes, kNodeThreads), kNodeThreads, 0, stream>>>(grid, gravity, dt);
   GridToParticleKernel<<<Blocks(particles.count, kParticleThreads), kParticleThreads, 0, stream>>>(particles, grid, dt,
-                                                                                                    impl.flag);
+                                                                                                   impl.flag);
   Check(cudaGetLastError(), "substep kernels");
 }
 
@@ -339,7 +344,8 @@ bool DeviceExplicitSubstep::Download() {
   ScatterParticlesKernel<<<Blocks(n, kParticleThreads), kParticleThreads, 0, stream>>>(impl.sorted, impl.unsorted,
                                                                                        impl.order, n);
   Check(cudaGetLastError(), "download kernel");
-  Check(cudaMemcpyAsync(impl.host_block, impl.unsorted, sizeof(double) * ParticleOffsets::rotation * static_cast<std::size_t>(n),
+  Check(cudaMemcpyAsync(impl.host_block, impl.unsorted,
+                        sizeof(double) * ParticleOffsets::rotation * static_cast<std::size_t>(n),
                         cudaMemcpyDeviceToHost, stream),
         "download particles");
   Check(cudaMemcpyAsync(impl.host_flag, impl.flag, sizeof(int), cudaMemcpyDeviceToHost, stream), "download flag");

@@ -18,10 +18,10 @@ namespace contactlab::quasi_newton::gpu {
 // Particles in device (sorted) order.
 struct ParticleView {
   int count;
-  double* position;              // [3][n] x_p [m]
-  double* velocity;              // [3][n] v_p [m/s]
-  double* affine_velocity;       // [9][n] C_p [1/s]
-  double* deformation_gradient;  // [9][n] F^E [-]
+  double* position;                  // [3][n] x_p [m]
+  double* velocity;                  // [3][n] v_p [m/s]
+  double* affine_velocity;           // [9][n] C_p [1/s]
+  double* deformation_gradient;      // [9][n] F^E [-]
   const double* reference_rotation;  // [9][n] R0 [-]
   const double* mass;                // [n] m_p [kg]
   const double* initial_volume;      // [n] V_p⁰ [m³]
@@ -39,10 +39,10 @@ struct MaterialView {
 struct DenseGridView {
   int origin[3];
   int size[3];
-  double spacing;      // h [m]
-  double* mass;        // [N]    m_i [kg]
-  double* momentum;    // [3][N] (m v)_i [kg m/s]
-  double* velocity;    // [3][N] v_i [m/s]
+  double spacing;    // h [m]
+  double* mass;      // [N]    m_i [kg]
+  double* momentum;  // [3][N] (m v)_i [kg m/s]
+  double* velocity;  // [3][N] v_i [m/s]
 
   CONTACTLAB_HOST_DEVICE int node_count() const { return size[0] * size[1] * size[2]; }
   // Index of node base + (a, b, c), or −1 outside the box.
@@ -162,9 +162,9 @@ CONTACTLAB_HOST_DEVICE inline ParticleScatter PrepareParticleScatter(const Parti
     // MLS stress impulse (Hu et al. 2018): −δt D⁻¹ V⁰ P Fᵀ with D⁻¹ = 4/h².
     const int material = particles.material[p];
     const Mat3 deformation_gradient = LoadMatrix(particles.deformation_gradient, n, p);
-    const Mat3 stress = LinearCorotatedStress(deformation_gradient, LoadMatrix(particles.reference_rotation, n, p),
-                                              materials.shear_modulus[material],
-                                              materials.first_lame_parameter[material]);
+    const Mat3 stress =
+        LinearCorotatedStress(deformation_gradient, LoadMatrix(particles.reference_rotation, n, p),
+                              materials.shear_modulus[material], materials.first_lame_parameter[material]);
     const double scale = stress_dt * (4.0 / (spacing * spacing)) * particles.initial_volume[p];
     const Mat3 impulse = MatrixProduct(stress, Transposed(deformation_gradient));
     for (int i = 0; i < 3; ++i) {
@@ -233,12 +233,12 @@ CONTACTLAB_HOST_DEVICE inline bool GridToParticleStep(const ParticleView& partic
   const double inverse_inertia = 4.0 / (spacing * spacing);
   const double offset[3] = {stencil.base_offset[0], stencil.base_offset[1], stencil.base_offset[2]};
   const double v[3] = {velocity.x, velocity.y, velocity.z};
-  const double columns[3][3] = {{moment_a.x, moment_a.y, moment_a.z},
-                                {moment_b.x, moment_b.y, moment_b.z},
-                                {moment_c.x, moment_c.y, moment_c.z}};
+  const double columns[3][3] = {
+      {moment_a.x, moment_a.y, moment_a.z}, {moment_b.x, moment_b.y, moment_b.z}, {moment_c.x, moment_c.y, moment_c.z}};
   Mat3 affine_velocity;
   for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 3; ++j) affine_velocity.m[i][j] = inverse_inertia * (v[i] * offset[j] + spacing * columns[j][i]);
+    for (int j = 0; j < 3; ++j)
+      affine_velocity.m[i][j] = inverse_inertia * (v[i] * offset[j] + spacing * columns[j][i]);
   }
   // F ← (I + δt C) F, x ← x + δt v.
   Mat3 update = affine_velocity;

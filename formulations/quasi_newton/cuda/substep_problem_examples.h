@@ -29,19 +29,19 @@ struct OwnedSubstepProblem {
 };
 
 struct PressedBlockParameters {
-  int particles_per_side = 10;       // the bottom layer, hence the contact count, is side²
-  int particle_layers = 6;           // layers above the surface (only the bottom one touches)
-  double grid_spacing = 0.01;        // h [m]
-  int particles_per_cell_axis = 2;   // particles sit h/this apart (2: 8 per cell)
-  double density = 1000.0;           // [kg/m³]
-  double time_step = 1.0e-3;         // δt [s]
-  double penetration = 1.0e-3;       // depth of the bottom layer below the surface [m]
-  double jitter = 0.1;               // random particle offsets, fraction of the particle spacing
-  double approach_speed = 0.3;       // particle speed towards the surface [m/s]
-  double slip_speed = 0.2;           // particle speed along the surface (t̂₁) [m/s]
-  double velocity_noise = 0.02;      // random part of the particle velocities [m/s]
-  double friction_coefficient = 0.4; // μ [-]
-  double tilt = 0.3;                 // angle between the surface normal and +z [rad]
+  int particles_per_side = 10;                           // the bottom layer, hence the contact count, is side²
+  int particle_layers = 6;                               // layers above the surface (only the bottom one touches)
+  double grid_spacing = 0.01;                            // h [m]
+  int particles_per_cell_axis = 2;                       // particles sit h/this apart (2: 8 per cell)
+  double density = 1000.0;                               // [kg/m³]
+  double time_step = 1.0e-3;                             // δt [s]
+  double penetration = 1.0e-3;                           // depth of the bottom layer below the surface [m]
+  double jitter = 0.1;                                   // random particle offsets, fraction of the particle spacing
+  double approach_speed = 0.3;                           // particle speed towards the surface [m/s]
+  double slip_speed = 0.2;                               // particle speed along the surface (t̂₁) [m/s]
+  double velocity_noise = 0.02;                          // random part of the particle velocities [m/s]
+  double friction_coefficient = 0.4;                     // μ [-]
+  double tilt = 0.3;                                     // angle between the surface normal and +z [rad]
   mpm::Vector3 surface_velocity = mpm::Vector3::Zero();  // kinematic surface [m/s]
   contact::ContactModelParameters contact;               // model "sap_cone" or "lagged"
   unsigned seed = 1;
@@ -180,8 +180,8 @@ inline OwnedSubstepProblem PressedBlockProblem(const PressedBlockParameters& par
 // empty, never the centre; contacts overlap like neighbouring particles), positive weights
 // summing to 1, random frames, biases and states (penetrating, grazing and separated).
 inline OwnedSubstepProblem RandomSubstepProblem(int node_count, int contact_count,
-                                                const contact::ContactModelParameters& model_parameters,
-                                                unsigned seed, double time_step = 1.0e-3, double node_mass = 1.0e-3,
+                                                const contact::ContactModelParameters& model_parameters, unsigned seed,
+                                                double time_step = 1.0e-3, double node_mass = 1.0e-3,
                                                 double speed = 0.5) {
   using mpm::Vector3;
   OwnedSubstepProblem owned;
