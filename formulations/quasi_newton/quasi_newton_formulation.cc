@@ -8,6 +8,7 @@
 
 #include "formulations/contact/particle_contacts.h"
 #include "formulations/dynamics/explicit_stability.h"
+#include "formulations/dynamics/step_bookkeeping.h"
 #include "formulations/phase_clock.h"
 #include "formulations/solvers/fixed_chunk_sum.h"
 #include "mpm/bspline.h"
@@ -405,15 +406,10 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
       const contact::ParticleContact& point = contacts[c];
       const Vector3 impulse_on_body = -(point.frame * solution.impulses[c]);
       statistics_.body_linear_impulse[point.body] += impulse_on_body;
-      BodyWrench& wrench = report.contact_wrench[point.body];
-      wrench.force += impulse_on_body / dt;
-      wrench.torque += (point.position - world.bodies[point.body].pose.position).cross(impulse_on_body) / dt;
-      // One record per contact and substep registration, force = R_WC γ / Δt (Δt the rigid
-      // step, not δt): the records of a body sum to −contact_wrench.force, the step's mean
-      // force. A record is 1/N of that substep's own force γ/δt, so the sign of the per-contact
-      // cone margin ‖f_t‖ − μ f_n (spec-penalty-hybrid §4.4) is preserved, its size scaled by 1/N.
-      report.contact_forces.push_back(ContactForce{point.body, point.geometry, point.position, point.frame.col(2),
-                                                   -impulse_on_body / dt, point.friction_coefficient});
+      // One record per contact and substep registration, divided by the rigid step Δt (not δt):
+      // a record is 1/N of that substep's own force γ/δt, so the sign of the per-contact cone
+      // margin ‖f_t‖ − μ f_n (spec-penalty-hybrid §4.4) is preserved, its size scaled by 1/N.
+      dynamics::RecordParticleContactImpulse(world, point, -impulse_on_body, dt, report);
       if (rigid_dofs_.HasDofs(point.body)) {
         int first_column = -1;
         const Eigen::Matrix<double, 3, Eigen::Dynamic> jacobian =

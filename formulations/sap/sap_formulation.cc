@@ -8,6 +8,7 @@
 #include "formulations/contact/particle_contacts.h"
 #include "formulations/dynamics/explicit_stability.h"
 #include "formulations/dynamics/rigid_contact_step.h"
+#include "formulations/dynamics/step_bookkeeping.h"
 #include "formulations/phase_clock.h"
 #include "formulations/sap/schur_complement.h"
 #include "formulations/sap/sparse_sap_linear_system.h"
@@ -446,15 +447,9 @@ void SapFormulation::AdvanceRigidBodies(World& world, StepWork& work, StepReport
       rigid_impulse.segment(coupling.rigid_first_column, coupling.rigid_jacobian.cols()) +=
           coupling.rigid_jacobian.transpose() * impulse_on_body;
     }
-    BodyWrench& wrench = report.contact_wrench[point.body];
-    wrench.force += impulse_on_body / dt;
-    wrench.torque += (point.position - world.bodies[point.body].pose.position).cross(impulse_on_body) / dt;
-    // One record per constraint: the mean force over the step that the geometry exerted on
-    // the particle, R_WC γ / Δt (the opposite of the body's share above), so that the
-    // records of a body sum to −contact_wrench.force (spec-penalty-hybrid §4.4 diagnostics).
-    // Gap contacts within the margin carry γ = 0 and are reported with zero force.
-    report.contact_forces.push_back(ContactForce{point.body, point.geometry, point.position, point.frame.col(2),
-                                                 -impulse_on_body / dt, point.friction_coefficient});
+    // One record per constraint (spec-penalty-hybrid §4.4 diagnostics); gap contacts within
+    // the margin carry γ = 0 and are reported with zero force.
+    dynamics::RecordParticleContactImpulse(world, point, -impulse_on_body, dt, report);
   }
   const std::vector<Vector3> rigid_impulses(work.impulses.begin() + contact_count, work.impulses.end());
   rigid_impulse += rigid_contacts_.GeneralizedImpulse(rigid_dofs_.size(), rigid_impulses);
