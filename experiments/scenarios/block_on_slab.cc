@@ -14,13 +14,6 @@ using mpm::Vector3;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double Mean(const std::vector<double>& values) {
-  if (values.empty()) return kNaN;
-  double sum = 0.0;
-  for (const double value : values) sum += value;
-  return sum / static_cast<double>(values.size());
-}
-
 class BlockOnSlab final : public Scenario {
  public:
   void Build(const ParameterSet& parameters, World& world) override {

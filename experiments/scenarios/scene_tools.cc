@@ -156,6 +156,13 @@ mpm::Material MakeElasticMaterial(const ParameterSet& parameters, const std::str
                            parameters.GetDouble(prefix + "poisson_ratio"));
 }
 
+double Mean(const std::vector<double>& values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0.0;
+  for (const double value : values) sum += value;
+  return sum / static_cast<double>(values.size());
+}
+
 double FitSlope(const std::vector<double>& times, const std::vector<double>& values) {
   const std::size_t n = std::min(times.size(), values.size());
   if (n < 2) return std::numeric_limits<double>::quiet_NaN();

@@ -97,4 +97,7 @@ mpm::Material MakeElasticMaterial(const ParameterSet& parameters, const std::str
 // Least-squares slope of y(t) [unit of y per s]; NaN with fewer than two distinct times.
 double FitSlope(const std::vector<double>& times, const std::vector<double>& values);
 
+// Arithmetic mean; NaN for no values.
+double Mean(const std::vector<double>& values);
+
 }  // namespace contactlab::experiments

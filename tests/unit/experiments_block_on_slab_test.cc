@@ -30,15 +30,6 @@ World Build(const ParameterSet& parameters, std::unique_ptr<Scenario>* scenario_
   return world;
 }
 
-double ReadSummaryDouble(hid_t file, const std::string& name) {
-  double value = std::nan("");
-  const hid_t attribute = H5Aopen_by_name(file, "summary", name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
-  if (attribute < 0) return value;
-  H5Aread(attribute, H5T_NATIVE_DOUBLE, &value);
-  H5Aclose(attribute);
-  return value;
-}
-
 // Runs `formulation` on the scene with `overrides` for duration / dt steps and returns the
 // summary attributes named in `names`, checking that every series was written.
 std::map<std::string, double> RunAndSummarize(const std::string& formulation, const std::vector<std::string>& overrides,

@@ -100,15 +100,6 @@ bool Exists(hid_t file, const std::string& path) {
   return H5Lexists(file, path.c_str(), H5P_DEFAULT) > 0;
 }
 
-double ReadSummaryDouble(hid_t file, const std::string& name) {
-  double value = std::nan("");
-  const hid_t attribute = H5Aopen_by_name(file, "summary", name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
-  if (attribute < 0) return value;
-  H5Aread(attribute, H5T_NATIVE_DOUBLE, &value);
-  H5Aclose(attribute);
-  return value;
-}
-
 TEST(InclineBlock, ShortSapRunRecordsObservablesAndSummary) {
   // A coarse block (64 particles) for ten steps of 5 ms; settle_time inside the run so the
   // error window is not empty.

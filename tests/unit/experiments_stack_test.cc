@@ -103,15 +103,6 @@ TEST(Stack, LayersAndStaggerAreChecked) {
   EXPECT_NEAR(LowestZ(mpm_only, 1000, 2000) - HighestZ(mpm_only, 0, 1000), 0.01, 1e-12);
 }
 
-double ReadSummaryDouble(hid_t file, const std::string& name) {
-  double value = std::nan("");
-  const hid_t attribute = H5Aopen_by_name(file, "summary", name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
-  if (attribute < 0) return value;
-  H5Aread(attribute, H5T_NATIVE_DOUBLE, &value);
-  H5Aclose(attribute);
-  return value;
-}
-
 TEST(Stack, CoarsePenaltyRunStandsOnTheGround) {
   // 64 particles per MPM block (h 0.05 m), 0.5 s: the stack settles within 0.2 s.
   const ParameterSet parameters = Parameters({"grid_spacing=0.05", "duration=0.5", "settle_time=0.2"});

@@ -1,7 +1,11 @@
 #pragma once
 // What the scene tests share: a scenario's parameters resolved the way `contactlab run`
-// resolves them (declared defaults, then key=value overrides, validated), and a short run of
-// a formulation recorded into a run file, step by step, as the run driver records it.
+// resolves them (declared defaults, then key=value overrides, validated), a short run of a
+// formulation recorded into a run file, step by step, as the run driver records it, and a
+// summary attribute read back.
+#include <hdf5.h>
+
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -43,6 +47,16 @@ inline void RecordShortRun(Scenario& scenario, World& world, const std::string& 
   }
   scenario.Summarize(recorder);
   recorder.Finish("ok", "", steps, 0.0);
+}
+
+// The /summary attribute `name` of an open run file as a double; NaN when it is absent.
+inline double ReadSummaryDouble(hid_t file, const std::string& name) {
+  double value = std::nan("");
+  const hid_t attribute = H5Aopen_by_name(file, "summary", name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+  if (attribute < 0) return value;
+  H5Aread(attribute, H5T_NATIVE_DOUBLE, &value);
+  H5Aclose(attribute);
+  return value;
 }
 
 }  // namespace contactlab::experiments
