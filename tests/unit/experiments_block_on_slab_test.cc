@@ -23,11 +23,7 @@ namespace {
 using mpm::Vector3;
 
 World Build(const ParameterSet& parameters, std::unique_ptr<Scenario>* scenario_out = nullptr) {
-  World world;
-  std::unique_ptr<Scenario> scenario = FindScenario("block_on_slab").factory();
-  scenario->Build(parameters, world);
-  if (scenario_out != nullptr) *scenario_out = std::move(scenario);
-  return world;
+  return BuildScene("block_on_slab", parameters, scenario_out);
 }
 
 // Runs `formulation` on the scene with `overrides` for duration / dt steps and returns the

@@ -19,11 +19,7 @@ namespace {
 using mpm::Vector3;
 
 World Build(const ParameterSet& parameters, std::unique_ptr<Scenario>* scenario_out = nullptr) {
-  World world;
-  std::unique_ptr<Scenario> scenario = FindScenario("close_lift_shake").factory();
-  scenario->Build(parameters, world);
-  if (scenario_out != nullptr) *scenario_out = std::move(scenario);
-  return world;
+  return BuildScene("close_lift_shake", parameters, scenario_out);
 }
 
 int FindBody(const World& world, const std::string& name) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,17 @@ inline void RecordShortRun(Scenario& scenario, World& world, const std::string& 
   }
   scenario.Summarize(recorder);
   recorder.Finish("ok", "", steps, 0.0);
+}
+
+// The world `scenario` builds from resolved parameters; the scenario object is handed out
+// through `scenario_out` when the test records a run with it.
+inline World BuildScene(const std::string& scenario, const ParameterSet& parameters,
+                        std::unique_ptr<Scenario>* scenario_out = nullptr) {
+  World world;
+  std::unique_ptr<Scenario> built = FindScenario(scenario).factory();
+  built->Build(parameters, world);
+  if (scenario_out != nullptr) *scenario_out = std::move(built);
+  return world;
 }
 
 // The /summary attribute `name` of an open run file as a double; NaN when it is absent.
