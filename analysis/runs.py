@@ -171,9 +171,34 @@ class Run:
                 log[key] = values.astype(bool) if values.dtype == np.int8 else values
             return log
 
+    def solves(self):
+        """Every solve of every step (/solver_log/solves, the shared solver-summary shape):
+        dict of (S,) arrays with time, kind and termination as names (str), index, solver,
+        message, converged (bool), iterations, line_search_evaluations, linear_iterations,
+        residual (final residual / threshold), cost and seconds_total / _linear_solve /
+        _line_search ({} for files without the table)."""
+        with h5py.File(self.path, "r") as f:
+            group = f.get("solver_log/solves")
+            if not isinstance(group, h5py.Group):
+                return {}
+            table = {}
+            for key, dataset in group.items():
+                values = dataset[()]
+                if values.dtype.kind == "O":
+                    values = np.array([_decode(v) for v in values], dtype=object)
+                table[key] = values
+            for column, names in (("kind", "kind_names"), ("termination", "termination_names")):
+                if column in table and names in group.attrs:
+                    members = _decode(group.attrs[names]).split(",")
+                    table[column] = np.array([members[int(k)] for k in table[column]], dtype=object)
+            if "converged" in table:
+                table["converged"] = table["converged"].astype(bool)
+            return table
+
     def iteration_log(self):
         """Per-iteration solver records (/solver_log/iterations): dict of (K,) arrays with
-        time, solve, iteration, gradient_norm, threshold, cost ({} when not logged)."""
+        time, kind, solve, iteration, residual, threshold, cost, step,
+        line_search_evaluations and linear_iterations ({} when not logged)."""
         with h5py.File(self.path, "r") as f:
             if "solver_log/iterations" not in f:
                 return {}

@@ -59,9 +59,11 @@ std::vector<ParameterSpec> OutputParameterSpecs() {
        "steps and at the last step; 0 writes none, since snapshots are large.",
        NonNegative()},
       {"output.log_iterations", false, "",
-       "Record every iteration of each formulation's iterative solves (residual, its threshold, cost) in "
-       "/solver_log/iterations: SAP's Newton (sap, and the convex rigid step of quasi_newton and "
-       "hybrid_impulse), quasi_newton's contact solve per substep, penalty's Newton.",
+       "Record every iteration of each formulation's iterative solves (residual, its threshold, cost, "
+       "step, line-search and linear iterations) in /solver_log/iterations: the implicit MPM free motion "
+       "and SAP's Newton (sap, and the convex rigid step of quasi_newton and hybrid_impulse), "
+       "quasi_newton's contact solve per substep, penalty's Newton. Every solve's summary is in "
+       "/solver_log/solves either way.",
        nullptr},
       {"output.snapshot_fields", std::string(""), "",
        "Comma-separated optional per-particle snapshot fields: velocity, deformation_gradient, "
@@ -261,8 +263,13 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   recorder.SetUsedParameters(used);
   if (!quiet) {
     for (const UsedParameter& parameter : used) {
-      std::cout << "used " << parameter.key << " = " << parameter.value;
-      if (parameter.smallest != parameter.value) std::cout << " (smallest " << parameter.smallest << ")";
+      std::cout << "used " << parameter.key << " = ";
+      if (!parameter.choice.empty()) {
+        std::cout << parameter.choice;
+      } else {
+        std::cout << parameter.value;
+        if (parameter.smallest != parameter.value) std::cout << " (smallest " << parameter.smallest << ")";
+      }
       std::cout << ": " << parameter.rule << "\n";
     }
   }

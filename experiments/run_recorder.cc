@@ -182,6 +182,32 @@ void WriteDataset1D(hid_t location, const std::string& name, const std::vector<T
   WriteDataset(location, name, data, {data.size()});
 }
 
+// A one-dimensional dataset of variable-length UTF-8 strings.
+void WriteStringDataset1D(hid_t location, const std::string& name, const std::vector<std::string>& data) {
+  const std::string what = "dataset '" + name + "'";
+  const Handle type = StringType(location, what);
+  const hsize_t size = data.size();
+  Handle space(Check(H5Screate_simple(1, &size, nullptr), location, what), H5Sclose);
+  Handle dataset(
+      Check(H5Dcreate2(location, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            location, what),
+      H5Dclose);
+  std::vector<const char*> text;
+  text.reserve(data.size());
+  for (const std::string& entry : data) text.push_back(entry.c_str());
+  if (!text.empty())
+    Check(H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()), location, what);
+}
+
+// "a,b,c": the names of an enum's members in code order, for the attribute beside a column
+// that stores the members as integers.
+template <typename Enum>
+std::string EnumNames(int count) {
+  std::string names;
+  for (int k = 0; k < count; ++k) names += std::string(k > 0 ? "," : "") + ToString(static_cast<Enum>(k));
+  return names;
+}
+
 void WriteDataset2D(hid_t location, const std::string& name, const std::vector<double>& data, std::size_t columns) {
   WriteDataset(location, name, data, {data.size() / columns, columns});
 }
@@ -357,8 +383,12 @@ void RunRecorder::SetConfiguration(const std::string& toml_text, const Parameter
 
 void RunRecorder::SetUsedParameters(const std::vector<UsedParameter>& used) {
   for (const UsedParameter& parameter : used) {
-    SetSummary(parameter.key + ".used", parameter.value);
-    if (parameter.smallest != parameter.value) SetSummary(parameter.key + ".used_smallest", parameter.smallest);
+    if (!parameter.choice.empty()) {
+      SetSummary(parameter.key + ".used", parameter.choice);
+    } else {
+      SetSummary(parameter.key + ".used", parameter.value);
+      if (parameter.smallest != parameter.value) SetSummary(parameter.key + ".used_smallest", parameter.smallest);
+    }
     used_rules_[parameter.key + ".rule"] = parameter.rule;
   }
 }
@@ -532,29 +562,90 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
         write("timing_rigid", timing(&Timings::rigid));
       }
 
-      // /solver_log/iterations: per-iteration records, one row per iteration of every
-      // logged solve, keyed by the step's end time and the solve index within the step.
+      // /solver_log/solves: one row per solve of every step in the shared solver-summary
+      // shape (solvers/solver_summary.h), keyed by the step's end time, the solve's kind and
+      // its index among the step's solves of that kind.
       {
-        std::vector<double> time, gradient_norm, threshold, cost;
-        std::vector<std::int64_t> solve, iteration;
+        std::vector<double> time, residual, cost, seconds_total, seconds_linear_solve, seconds_line_search;
+        std::vector<std::int8_t> kind, termination, converged;
+        std::vector<std::int64_t> index, iterations, line_search_evaluations, linear_iterations;
+        std::vector<std::string> solver, message;
         for (const SolverLogRow& row : solver_log_) {
-          for (const IterationRecord& record : row.report.iteration_log) {
+          for (const SolveRecord& solve : row.report.solves) {
+            const solvers::SolverSummary& summary = solve.summary;
             time.push_back(row.time);
-            solve.push_back(record.solve);
-            iteration.push_back(record.iteration);
-            gradient_norm.push_back(record.gradient_norm);
-            threshold.push_back(record.threshold);
-            cost.push_back(record.cost);
+            kind.push_back(static_cast<std::int8_t>(solve.kind));
+            index.push_back(solve.index);
+            solver.push_back(solve.solver);
+            termination.push_back(static_cast<std::int8_t>(summary.termination));
+            converged.push_back(summary.converged() ? 1 : 0);
+            message.push_back(summary.message);
+            iterations.push_back(summary.iterations);
+            line_search_evaluations.push_back(summary.line_search_evaluations);
+            linear_iterations.push_back(summary.linear_iterations);
+            residual.push_back(summary.residual);
+            cost.push_back(summary.cost);
+            seconds_total.push_back(summary.seconds.total);
+            seconds_linear_solve.push_back(summary.seconds.linear_solve);
+            seconds_line_search.push_back(summary.seconds.line_search);
+          }
+        }
+        const Handle solves = CreateGroup(file.get(), "solver_log/solves");
+        WriteStringAttribute(solves.get(), "kind_names", EnumNames<SolveKind>(kNumSolveKinds));
+        WriteStringAttribute(solves.get(), "termination_names",
+                             EnumNames<solvers::Termination>(solvers::kNumTerminations));
+        WriteDataset1D(solves.get(), "time", time);
+        WriteDataset1D(solves.get(), "kind", kind);
+        WriteDataset1D(solves.get(), "index", index);
+        WriteStringDataset1D(solves.get(), "solver", solver);
+        WriteDataset1D(solves.get(), "termination", termination);
+        WriteDataset1D(solves.get(), "converged", converged);
+        WriteStringDataset1D(solves.get(), "message", message);
+        WriteDataset1D(solves.get(), "iterations", iterations);
+        WriteDataset1D(solves.get(), "line_search_evaluations", line_search_evaluations);
+        WriteDataset1D(solves.get(), "linear_iterations", linear_iterations);
+        WriteDataset1D(solves.get(), "residual", residual);
+        WriteDataset1D(solves.get(), "cost", cost);
+        WriteDataset1D(solves.get(), "seconds_total", seconds_total);
+        WriteDataset1D(solves.get(), "seconds_linear_solve", seconds_linear_solve);
+        WriteDataset1D(solves.get(), "seconds_line_search", seconds_line_search);
+      }
+
+      // /solver_log/iterations: per-iteration records of the solves whose history was kept
+      // (output.log_iterations), one row per iterate, keyed like /solver_log/solves.
+      {
+        std::vector<double> time, residual, threshold, cost, step;
+        std::vector<std::int8_t> kind;
+        std::vector<std::int64_t> solve, iteration, line_search_evaluations, linear_iterations;
+        for (const SolverLogRow& row : solver_log_) {
+          for (const SolveRecord& record : row.report.solves) {
+            for (const solvers::SolverIterationRecord& entry : record.summary.history) {
+              time.push_back(row.time);
+              kind.push_back(static_cast<std::int8_t>(record.kind));
+              solve.push_back(record.index);
+              iteration.push_back(entry.iteration);
+              residual.push_back(entry.residual);
+              threshold.push_back(entry.threshold);
+              cost.push_back(entry.cost);
+              step.push_back(entry.step);
+              line_search_evaluations.push_back(entry.line_search_evaluations);
+              linear_iterations.push_back(entry.linear_iterations);
+            }
           }
         }
         if (!time.empty()) {
           const Handle iterations = CreateGroup(file.get(), "solver_log/iterations");
+          WriteStringAttribute(iterations.get(), "kind_names", EnumNames<SolveKind>(kNumSolveKinds));
           WriteDataset1D(iterations.get(), "time", time);
+          WriteDataset1D(iterations.get(), "kind", kind);
           WriteDataset1D(iterations.get(), "solve", solve);
           WriteDataset1D(iterations.get(), "iteration", iteration);
-          WriteDataset1D(iterations.get(), "gradient_norm", gradient_norm);
+          WriteDataset1D(iterations.get(), "residual", residual);
           WriteDataset1D(iterations.get(), "threshold", threshold);
           WriteDataset1D(iterations.get(), "cost", cost);
+          WriteDataset1D(iterations.get(), "step", step);
+          WriteDataset1D(iterations.get(), "line_search_evaluations", line_search_evaluations);
+          WriteDataset1D(iterations.get(), "linear_iterations", linear_iterations);
         }
       }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "formulations/parameters.h"
+#include "formulations/solvers/solver_summary.h"
 #include "formulations/world.h"
 
 namespace contactlab {
@@ -55,14 +56,24 @@ struct Timings {
   double rigid = 0.0;        // rigid-body update
 };
 
-// One iteration of an iterative contact solve, kept when a formulation is asked to log
-// iterations (convergence histories, spec-sap-qn V4).
-struct IterationRecord {
-  int solve = 0;               // index of the solve within the step (e.g. the substep)
-  int iteration = 0;           // 0 = the initial guess
-  double gradient_norm = 0.0;  // the solver's scaled optimality residual
-  double threshold = 0.0;      // what it is compared with by the stopping rule
-  double cost = 0.0;           // the solver's objective [J]
+// Which of a step's solves a SolveRecord describes.
+enum class SolveKind : std::int8_t {
+  kFreeMotion = 0,  // the implicit MPM momentum balance without contact (sap)
+  kContact = 1,     // the formulation's coupled contact problem: SAP over grid and rigid
+                    // unknowns, one quasi-Newton substep, penalty's Newton on the whole step
+  kRigidStep = 2,   // the convex step over the rigid unknowns alone (quasi_newton's eq. 3,
+                    // hybrid_impulse after each substep)
+};
+inline constexpr int kNumSolveKinds = 3;
+const char* ToString(SolveKind kind);  // "free_motion", "contact", "rigid_step"
+
+// One solve of a step in the shared shape (solvers/solver_summary.h), for the run file's
+// /solver_log/solves and, when iterations are logged, /solver_log/iterations.
+struct SolveRecord {
+  SolveKind kind = SolveKind::kContact;
+  int index = 0;                   // its number among the step's solves of that kind (e.g. the substep)
+  std::string solver;              // "sap", "quasi_newton", "stabilized_newton", "implicit_mpm_newton"
+  solvers::SolverSummary summary;  // the history is kept only when iterations are logged
 };
 
 struct StepReport {
@@ -73,14 +84,17 @@ struct StepReport {
   // the step resolved; 0 for formulations or worlds without them.
   int rigid_contacts = 0;
   double max_penetration = 0.0;  // deepest particle penetration into a rigid geometry [m]
-  int outer_iterations = 0;      // Newton / quasi-Newton iterations (0 if none)
-  int linear_iterations = 0;     // CG/GMRES iterations, 0 for direct solves or none
-  int substeps = 1;              // internal substeps taken to advance by dt
-  double residual = 0.0;         // final scaled optimality residual (0 if no solve)
+  // The aggregates below are kept by Formulation::RecordSolve from `solves`: iterations and
+  // linear (GMRES) iterations summed over the contact and rigid-step solves, the largest
+  // residual / threshold among them, and whether every solve of the step converged.
+  int outer_iterations = 0;   // Newton / quasi-Newton iterations (0 if none)
+  int linear_iterations = 0;  // GMRES iterations, 0 for direct solves or none
+  int substeps = 1;           // internal substeps taken to advance by dt
+  double residual = 0.0;      // largest final residual / threshold (≤ 1 when optimal; 0 if no solve)
   bool converged = true;
-  std::vector<BodyWrench> contact_wrench;      // one per world body, same order
-  std::vector<IterationRecord> iteration_log;  // empty unless iteration logging is on
-  std::vector<ContactForce> contact_forces;    // per contact point; empty if not resolved
+  std::vector<SolveRecord> solves;           // every solve of the step, in the order run
+  std::vector<BodyWrench> contact_wrench;    // one per world body, same order
+  std::vector<ContactForce> contact_forces;  // per contact point; empty if not resolved
   Timings timings;
 };
 
@@ -100,6 +114,9 @@ struct UsedParameter {
   double value = 0.0;     // largest value used over the run [unit of the key]
   double smallest = 0.0;  // smallest value used over the run
   std::string rule;       // one line: how it was derived
+  // For a choice key (an enum such as sap.linear_solver): the members it resolved to, with
+  // how often, e.g. "schur (812 steps), full (3 steps)"; `value` and `smallest` are unused.
+  std::string choice;
 };
 
 class Formulation {
@@ -117,9 +134,8 @@ class Formulation {
   // The values derived for "auto" keys so far (empty before the first step).
   virtual std::vector<UsedParameter> UsedParameters() const { return {}; }
 
-  // Whether Step fills StepReport::iteration_log with every iteration of its iterative
-  // solves (the run's output.log_iterations key; off by default, since histories cost time
-  // and space).
+  // Whether Step keeps each solve's per-iteration history in StepReport::solves (the run's
+  // output.log_iterations key; off by default, since histories cost time and space).
   void set_log_iterations(bool on) { log_iterations_ = on; }
   bool log_iterations() const { return log_iterations_; }
 
@@ -128,6 +144,12 @@ class Formulation {
   // step's start; leaves world.time to Step (an explicit formulation may move it through its
   // substeps, for prescribed motion, and Step sets the end value).
   virtual StepReport AdvanceState(World& world, double dt) = 0;
+
+  // Books one solve into `report`: appends its record (with the history only when iterations
+  // are logged) and folds it into outer_iterations, linear_iterations, residual and
+  // converged. Every formulation reports its solves through this one function.
+  void RecordSolve(StepReport& report, SolveKind kind, int index, std::string solver,
+                   solvers::SolverSummary summary) const;
 
  private:
   bool log_iterations_ = false;
@@ -144,6 +166,24 @@ class UsedParameterTracker {
  private:
   UsedParameter used_;
   bool observed_ = false;
+};
+
+// Counts the members a choice key resolved to (for UsedParameters), by index into `members`
+// (the enum's names in code order): cheap enough to call per contact.
+class UsedChoiceTracker {
+ public:
+  // `occasion` names what one Observe counts: "steps", "contacts".
+  UsedChoiceTracker(std::string key, std::vector<std::string> members, std::string occasion, std::string rule);
+  void Observe(int member) { ++counts_.at(static_cast<std::size_t>(member)); }
+  bool observed() const;
+  UsedParameter used() const;
+
+ private:
+  std::string key_;
+  std::vector<std::string> members_;
+  std::string occasion_;
+  std::string rule_;
+  std::vector<long long> counts_;
 };
 
 // What the registry knows about a formulation.

@@ -95,15 +95,21 @@ def convergence_history(run):
     step it belongs to [s], or None); None when the run recorded no iterations."""
     with h5py.File(run.path, "r") as f:
         iterations = f.get("solver_log/iterations")
-        if isinstance(iterations, h5py.Group) and "gradient_norm" in iterations:
-            norms = np.asarray(iterations["gradient_norm"][()], dtype=float)
+        # The residual column is "residual" (the shared solver-summary shape); files written
+        # before it call it "gradient_norm".
+        column = next((name for name in ("residual", "gradient_norm")
+                       if isinstance(iterations, h5py.Group) and name in iterations), None)
+        if column is not None:
+            norms = np.asarray(iterations[column][()], dtype=float)
             count = len(norms)
             time = iterations["time"][()] if "time" in iterations else np.zeros(count)
             solve = iterations["solve"][()] if "solve" in iterations else np.zeros(count)
+            kind = iterations["kind"][()] if "kind" in iterations else np.zeros(count)
             threshold = iterations["threshold"][()] if "threshold" in iterations else None
             if count > 0:
-                # Rows of one solve are consecutive: split where (time, solve) changes.
-                starts = np.flatnonzero(np.r_[True, (np.diff(time) != 0) | (np.diff(solve) != 0)])
+                # Rows of one solve are consecutive: split where (time, kind, solve) changes.
+                starts = np.flatnonzero(np.r_[True, (np.diff(time) != 0) | (np.diff(solve) != 0) |
+                                              (np.diff(kind) != 0)])
                 ends = np.r_[starts[1:], count]
                 longest = int(np.argmax(ends - starts))
                 rows = slice(starts[longest], ends[longest])

@@ -1,6 +1,7 @@
 #include "formulations/contact/contact_model.h"
 
 #include <cmath>
+#include <stdexcept>
 
 #include "formulations/contact/lagged_hunt_crossley.h"
 #include "formulations/contact/sap_friction_cone.h"
@@ -20,12 +21,18 @@ void RequireRange(const std::string& key, double value, bool strictly_positive) 
 
 }  // namespace
 
+const ChoiceTable<ContactModelKind>& ContactModelNames() {
+  static const ChoiceTable<ContactModelKind> names = {{"sap_cone", ContactModelKind::kSapCone},
+                                                      {"lagged", ContactModelKind::kLagged}};
+  return names;
+}
+
 std::vector<ParameterSpec> ContactModelParameters::Specs() {
   const ContactModelParameters defaults;
   return {
-      {"contact.model", defaults.model, "",
+      {"contact.model", ChoiceName(defaults.model, ContactModelNames()), "",
        "Per-contact convex model: sap_cone (SAP friction cone, §1.3.1) or lagged (Hunt-Crossley, §1.3.4).",
-       OneOf({"sap_cone", "lagged"})},
+       OneOf(ChoiceNames(ContactModelNames()))},
       {"contact.stiffness", defaults.stiffness, "N/m",
        "Point-contact stiffness k; large so that SAP's near-rigid cap decides the compliance (spec A1).", Positive()},
       {"contact.dissipation_time_scale", defaults.dissipation_time_scale, "s",
@@ -44,7 +51,7 @@ std::vector<ParameterSpec> ContactModelParameters::Specs() {
 
 ContactModelParameters ContactModelParameters::FromParameters(const ParameterSet& parameters) {
   ContactModelParameters result;
-  result.model = parameters.GetString("contact.model");
+  result.model = GetChoice(parameters, "contact.model", ContactModelNames());
   result.stiffness = parameters.GetDouble("contact.stiffness");
   result.dissipation_time_scale = parameters.GetDouble("contact.dissipation_time_scale");
   result.hunt_crossley_dissipation = parameters.GetDouble("contact.hunt_crossley_dissipation");
@@ -67,7 +74,7 @@ std::vector<ParameterSpec> ContactModelParameters::SapConeSpecs() {
 
 ContactModelParameters ContactModelParameters::SapConeFromParameters(const ParameterSet& parameters) {
   ContactModelParameters result;
-  result.model = "sap_cone";
+  result.model = ContactModelKind::kSapCone;
   result.stiffness = parameters.GetDouble("contact.stiffness");
   result.dissipation_time_scale = parameters.GetDouble("contact.dissipation_time_scale");
   result.near_rigid_threshold = parameters.GetDouble("contact.near_rigid_threshold");
@@ -76,17 +83,19 @@ ContactModelParameters ContactModelParameters::SapConeFromParameters(const Param
 }
 
 std::unique_ptr<ContactModel> MakeContactModel(const ContactModelParameters& parameters) {
-  if (parameters.model != "sap_cone" && parameters.model != "lagged") {
-    throw InputError("key 'contact.model' must be one of 'sap_cone' 'lagged' (got '" + parameters.model + "')");
-  }
   RequireRange("contact.stiffness", parameters.stiffness, true);
   RequireRange("contact.dissipation_time_scale", parameters.dissipation_time_scale, false);
   RequireRange("contact.hunt_crossley_dissipation", parameters.hunt_crossley_dissipation, false);
   RequireRange("contact.near_rigid_threshold", parameters.near_rigid_threshold, false);
   RequireRange("contact.friction_regularization", parameters.friction_regularization, true);
   RequireRange("contact.stiction_tolerance", parameters.stiction_tolerance, true);
-  if (parameters.model == "sap_cone") return std::make_unique<SapFrictionCone>(parameters);
-  return std::make_unique<LaggedHuntCrossley>(parameters);
+  switch (parameters.model) {
+    case ContactModelKind::kSapCone:
+      return std::make_unique<SapFrictionCone>(parameters);
+    case ContactModelKind::kLagged:
+      return std::make_unique<LaggedHuntCrossley>(parameters);
+  }
+  throw std::logic_error("MakeContactModel: a contact model kind without a model");
 }
 
 }  // namespace contactlab::contact

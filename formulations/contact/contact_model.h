@@ -27,10 +27,16 @@ namespace contactlab::contact {
 using mpm::Matrix3;
 using mpm::Vector3;
 
+// The per-contact convex models (contact.model).
+enum class ContactModelKind {
+  kSapCone,  // "sap_cone": SAP's regularized friction cone (§1.3.1)
+  kLagged,   // "lagged": the lagged Hunt–Crossley model (§1.3.4)
+};
+const ChoiceTable<ContactModelKind>& ContactModelNames();
+
 // Model constants chosen per run (spec-sap-qn §5 A1: the papers give none).
 struct ContactModelParameters {
-  // "sap_cone" or "lagged".
-  std::string model = "sap_cone";
+  ContactModelKind model = ContactModelKind::kSapCone;
   // Point-contact stiffness k [N/m]. Large by default so that, for SAP, the near-rigid
   // regularization (β) decides the compliance rather than k (spec A1).
   double stiffness = 1.0e8;

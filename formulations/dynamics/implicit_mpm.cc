@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "formulations/phase_clock.h"
 #include "mpm/bspline.h"
 
 namespace contactlab::dynamics {
@@ -527,35 +528,62 @@ SparseMatrix ImplicitMpm::Hessian(const Eigen::VectorXd& velocity) const {
   return hessian;
 }
 
-ImplicitMpmSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& options,
-                                                linear_algebra::SparseCholesky& cholesky,
-                                                Eigen::VectorXd& free_motion_velocity, SparseMatrix& hessian) const {
-  ImplicitMpmSummary summary;
+solvers::SolverSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& options,
+                                                    linear_algebra::SparseCholesky& cholesky,
+                                                    Eigen::VectorXd& free_motion_velocity,
+                                                    SparseMatrix& hessian) const {
+  const Clock::time_point solve_start = Clock::now();
+  solvers::SolverSummary summary;
   Eigen::VectorXd velocity = initial_velocity_;
   if (num_dofs() == 0) {  // no particles: nothing to solve
     free_motion_velocity = velocity;
     hessian = hessian_pattern_;
-    summary.converged = true;
+    summary.Stop(solvers::Termination::kNothingToSolve, "no active grid nodes");
     return summary;
   }
   const auto optimality_at = [&](const Eigen::VectorXd& at, const Eigen::VectorXd& gradient) {
     return EvaluateOptimality(node_masses_, at, initial_velocity_, gradient, gravity_, dt_, options.relative_tolerance);
   };
+  // Books the optimality of the iterate into the summary and its history.
+  const auto record_iterate = [&](const ScaledOptimality& optimality, double energy) {
+    summary.residual = optimality.Ratio();
+    summary.cost = energy;
+    solvers::SolverIterationRecord record;
+    record.iteration = summary.iterations;
+    record.cost = energy;
+    record.residual = optimality.residual;
+    record.threshold = optimality.threshold;
+    summary.history.push_back(record);
+  };
+  const auto stop_on_optimality = [&](const ScaledOptimality& optimality) {
+    summary.Stop(solvers::Termination::kConverged,
+                 solvers::Compare("|M^-1/2 grad E|", optimality.residual, "<=", optimality.threshold));
+  };
 
   if (quadratic_) {
     // Linear corotated: E is quadratic, one Newton step v* = vⁿ − A⁻¹ ∇E(vⁿ) is exact
     // (spec §1.1.3); A does not depend on v and is returned as is.
+    const Eigen::VectorXd initial_gradient = Gradient(velocity);
+    record_iterate(optimality_at(velocity, initial_gradient), Energy(velocity));
+    const Clock::time_point factor_start = Clock::now();
     hessian = Hessian(velocity);
-    if (!cholesky.Factor(hessian)) {
-      free_motion_velocity = velocity;
-      summary.residual = optimality_at(velocity, Gradient(velocity)).Ratio();
-      return summary;
-    }
-    velocity -= cholesky.Solve(Gradient(velocity));
-    summary.newton_iterations = 1;
-    summary.residual = optimality_at(velocity, Gradient(velocity)).Ratio();
-    summary.converged = true;
+    const bool factored = cholesky.Factor(hessian);
+    if (factored) velocity -= cholesky.Solve(initial_gradient);
+    summary.seconds.linear_solve = SecondsSince(factor_start);
     free_motion_velocity = velocity;
+    if (!factored) {
+      summary.Stop(solvers::Termination::kNumericalFailure, "the quadratic energy's Hessian could not be factored");
+    } else {
+      const ScaledOptimality optimality = optimality_at(velocity, Gradient(velocity));
+      summary.history.back().step = 1.0;
+      summary.iterations = 1;
+      record_iterate(optimality, Energy(velocity));
+      // One exact step solves the quadratic problem; the ratio is recorded, not tested.
+      summary.Stop(solvers::Termination::kConverged,
+                   "one Newton step solves the quadratic energy (" +
+                       solvers::Compare("|M^-1/2 grad E|", optimality.residual, "vs", optimality.threshold) + ")");
+    }
+    summary.seconds.total = SecondsSince(solve_start);
     return summary;
   }
 
@@ -565,26 +593,45 @@ ImplicitMpmSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& option
   for (;;) {
     const Eigen::VectorXd gradient = Gradient(velocity);
     const ScaledOptimality optimality = optimality_at(velocity, gradient);
-    summary.residual = optimality.Ratio();
+    record_iterate(optimality, energy);
     if (optimality.Converged()) {
-      summary.converged = true;
+      stop_on_optimality(optimality);
       break;
     }
-    if (summary.newton_iterations >= options.max_newton_iterations) break;
+    if (summary.iterations >= options.max_newton_iterations) {
+      summary.Stop(solvers::Termination::kMaxIterations,
+                   "no convergence in " + std::to_string(summary.iterations) + " Newton iterations; " +
+                       solvers::Compare("|M^-1/2 grad E|", optimality.residual, ">", optimality.threshold));
+      break;
+    }
 
     // Newton direction Δv = −A⁻¹ ∇E.
+    const Clock::time_point factor_start = Clock::now();
     const SparseMatrix newton_matrix = Hessian(velocity);
-    if (!cholesky.Factor(newton_matrix)) break;
-    const Eigen::VectorXd direction = -cholesky.Solve(gradient);
+    const bool factored = cholesky.Factor(newton_matrix);
+    const Eigen::VectorXd direction = factored ? Eigen::VectorXd(-cholesky.Solve(gradient)) : Eigen::VectorXd();
+    summary.seconds.linear_solve += SecondsSince(factor_start);
+    if (!factored) {
+      summary.Stop(solvers::Termination::kNumericalFailure,
+                   "the projected Hessian could not be factored at iteration " + std::to_string(summary.iterations));
+      break;
+    }
     const double slope = gradient.dot(direction);
-    if (!(slope < 0.0)) break;
+    if (!(slope < 0.0)) {
+      summary.Stop(solvers::Termination::kLineSearchFailed,
+                   "the Newton direction is not downhill at iteration " + std::to_string(summary.iterations));
+      break;
+    }
 
     // Backtracking: halve α until E(v + α Δv) ≤ E(v) + c α ∇E·Δv.
+    const Clock::time_point search_start = Clock::now();
     double step = 1.0;
     bool accepted = false;
+    int evaluations = 0;
     for (int backtrack = 0; backtrack <= kMaxBacktracks; ++backtrack) {
       const Eigen::VectorXd trial = velocity + step * direction;
       const double trial_energy = Energy(trial);
+      ++evaluations;
       if (trial_energy <= energy + kArmijoSlopeFraction * step * slope) {
         velocity = trial;
         energy = trial_energy;
@@ -592,13 +639,21 @@ ImplicitMpmSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& option
         break;
       }
       step *= 0.5;
-      ++summary.line_search_backtracks;
     }
-    ++summary.newton_iterations;
-    if (!accepted) break;  // no decrease left at round-off level; v and its residual stand
+    summary.seconds.line_search += SecondsSince(search_start);
+    summary.line_search_evaluations += evaluations;
+    summary.history.back().step = accepted ? step : 0.0;
+    summary.history.back().line_search_evaluations = evaluations;
+    ++summary.iterations;
+    if (!accepted) {  // no decrease left at round-off level; v and its residual stand
+      summary.Stop(solvers::Termination::kLineSearchFailed,
+                   "no backtracking step lowered E at iteration " + std::to_string(summary.iterations - 1));
+      break;
+    }
   }
   free_motion_velocity = velocity;
   hessian = Hessian(velocity);
+  summary.seconds.total = SecondsSince(solve_start);
   return summary;
 }
 

@@ -27,6 +27,7 @@
 #include <Eigen/SparseCore>
 
 #include "formulations/linear_algebra/sparse_cholesky.h"
+#include "formulations/solvers/solver_summary.h"
 #include "mpm/material.h"
 #include "mpm/particles.h"
 #include "mpm/sparse_grid.h"
@@ -43,13 +44,6 @@ struct ImplicitMpmOptions {
   double relative_tolerance = 1.0e-6;
   // Newton iterations for nonlinear models (the linear corotated model takes one).
   int max_newton_iterations = 50;
-};
-
-struct ImplicitMpmSummary {
-  int newton_iterations = 0;
-  double residual = 0.0;  // final scaled gradient norm / threshold
-  bool converged = false;
-  int line_search_backtracks = 0;
 };
 
 class ImplicitMpm {
@@ -86,9 +80,11 @@ class ImplicitMpm {
   Eigen::VectorXd ElasticForces(const Eigen::VectorXd& velocity) const;
 
   // Newton (with backtracking on E for nonlinear models) from vⁿ: returns v* and sets
-  // `hessian` to A = ∇²E(v*), the MPM block of the contact problem's A.
-  ImplicitMpmSummary SolveFreeMotion(const ImplicitMpmOptions& options, linear_algebra::SparseCholesky& cholesky,
-                                     Eigen::VectorXd& free_motion_velocity, SparseMatrix& hessian) const;
+  // `hessian` to A = ∇²E(v*), the MPM block of the contact problem's A. The summary's
+  // residual is ‖M^(-1/2) ∇E‖ against its threshold, its cost E, its line-search
+  // evaluations the trial energies of the backtracking.
+  solvers::SolverSummary SolveFreeMotion(const ImplicitMpmOptions& options, linear_algebra::SparseCholesky& cholesky,
+                                         Eigen::VectorXd& free_motion_velocity, SparseMatrix& hessian) const;
 
  private:
   // Stencil slots and neighbour slots: a particle's 27 stencil nodes are i₀ + (a, b, c),

@@ -14,7 +14,7 @@ double RigidContactMargin(const World& world, const RigidDofs& rigid, double dt)
 }
 
 contact::ContactModelParameters RigidStepContactParameters(contact::ContactModelParameters parameters) {
-  parameters.model = "sap_cone";
+  parameters.model = contact::ContactModelKind::kSapCone;
   return parameters;
 }
 
@@ -86,15 +86,6 @@ void RigidContacts::Record(const World& world, const std::vector<Vector3>& impul
   }
 }
 
-void AppendSapIterations(const solvers::SapSolverResults& results, int solve,
-                         std::vector<IterationRecord>& iteration_log) {
-  for (std::size_t k = 0; k < results.history.size(); ++k) {
-    const solvers::SapIteration& iteration = results.history[k];
-    iteration_log.push_back(IterationRecord{solve, static_cast<int>(k), iteration.optimality_residual,
-                                            iteration.optimality_threshold, iteration.cost});
-  }
-}
-
 RigidContactStepResult SolveRigidContactStep(const RigidDofs& rigid, const RigidContacts& contacts,
                                              const Eigen::VectorXd& external_impulse,
                                              const contact::ContactModel& model,
@@ -104,7 +95,7 @@ RigidContactStepResult SolveRigidContactStep(const RigidDofs& rigid, const Rigid
   result.contact_impulse = Eigen::VectorXd::Zero(size);
   if (contacts.empty() || size == 0) {
     result.impulses.assign(contacts.size(), Vector3::Zero());
-    result.solver.converged = true;
+    result.solver.summary.Stop(solvers::Termination::kNothingToSolve, "no rigid contacts: v = v* + A^-1 p");
     return result;
   }
   solvers::SapProblem problem;

@@ -65,15 +65,10 @@ class RigidContacts {
   std::vector<solvers::SapConstraint> constraints_;
 };
 
-// Appends the iterations of a SAP solve to a step's iteration log as solve number `solve`
-// (gradient norm = SAP's scaled optimality residual ‖D∇ℓ‖, its threshold, the cost ℓ).
-void AppendSapIterations(const solvers::SapSolverResults& results, int solve,
-                         std::vector<IterationRecord>& iteration_log);
-
 struct RigidContactStepResult {
   Eigen::VectorXd contact_impulse;   // Jᵀγ [rigid generalized impulse]
   std::vector<Vector3> impulses;     // γ per contact, contact frame [N s]
-  solvers::SapSolverResults solver;  // empty (iterations 0) without contacts
+  solvers::SapSolverResults solver;  // kNothingToSolve (no iterations) without contacts
 };
 
 // The convex rigid step: velocities v minimizing ½‖v − v*‖²_A − vᵀ p + Σ ℓ_c(J_c v + b_c),

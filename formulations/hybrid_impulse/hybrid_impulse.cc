@@ -392,16 +392,15 @@ void HybridImpulseFormulation::AdvanceRigidBodies(World& world, double dt, doubl
   const dynamics::RigidContactStepResult rigid_step = dynamics::SolveRigidContactStep(
       rigid_dofs_, rigid_contacts_, generalized_impulse, *contact_model_, options_.rigid_solver);
   if (!rigid_step.contact_impulse.allFinite()) {
-    throw SimulationDiverged("hybrid_impulse: rigid contact solve failed (" + rigid_step.solver.stop_reason +
+    throw SimulationDiverged("hybrid_impulse: rigid contact solve failed (" + rigid_step.solver.summary.message +
                              ") at t = " + std::to_string(world.time) + " s");
   }
   rigid_contacts_.Record(world, rigid_step.impulses, step_dt, rigid_report);
   rigid_report.rigid_contacts = std::max(rigid_report.rigid_contacts, rigid_contacts_.size());
-  if (log_iterations()) {
-    dynamics::AppendSapIterations(rigid_step.solver, rigid_report.substeps++, rigid_report.iteration_log);
+  if (!rigid_contacts_.empty()) {
+    RecordSolve(rigid_report, SolveKind::kRigidStep, rigid_report.substeps, "sap", rigid_step.solver.summary);
   }
-  rigid_report.outer_iterations += rigid_step.solver.iterations;
-  rigid_report.converged = rigid_report.converged && rigid_step.solver.converged;
+  ++rigid_report.substeps;
   rigid_dofs_.Advance(world, dt, generalized_impulse + rigid_step.contact_impulse);
 }
 
@@ -410,7 +409,7 @@ StepReport HybridImpulseFormulation::AdvanceState(World& world, double dt) {
   StepReport report;
   StepReport rigid_report;  // the rigid step's loads, contact forces and counts, over the substeps
   rigid_report.contact_wrench = ZeroWrenches(world);
-  rigid_report.substeps = 0;  // counts the logged rigid solves
+  rigid_report.substeps = 0;  // counts the substeps, to number their rigid solves
   std::vector<BodyImpulse> impulses(world.bodies.size());
 
   // Equal substeps no longer than the current stability limit.
@@ -447,8 +446,10 @@ StepReport HybridImpulseFormulation::AdvanceState(World& world, double dt) {
   // ones alone would not sum to the wrenches.
   report.rigid_contacts = rigid_report.rigid_contacts;
   report.outer_iterations = rigid_report.outer_iterations;
-  report.iteration_log = std::move(rigid_report.iteration_log);
+  report.linear_iterations = rigid_report.linear_iterations;
+  report.residual = rigid_report.residual;
   report.converged = rigid_report.converged;
+  report.solves = std::move(rigid_report.solves);
   const auto start = Clock::now();
   const std::vector<contact::ParticleContact> contacts = contact::DetectParticleContacts(world.particles, world.bodies);
   report.contacts = static_cast<int>(contacts.size());

@@ -11,10 +11,17 @@
 namespace contactlab::penalty {
 namespace {
 
-Preconditioner ParsePreconditioner(const std::string& text) {
-  if (text == "incomplete_lu") return Preconditioner::kIncompleteLu;
-  if (text == "none") return Preconditioner::kNone;
-  return Preconditioner::kBlockJacobi;
+const ChoiceTable<Preconditioner>& PreconditionerNames() {
+  static const ChoiceTable<Preconditioner> names = {{"block_jacobi", Preconditioner::kBlockJacobi},
+                                                    {"incomplete_lu", Preconditioner::kIncompleteLu},
+                                                    {"none", Preconditioner::kNone}};
+  return names;
+}
+
+// penalty.box_relaxation: whether boxes relax against their triangle mesh (PenaltyContactOptions::box_as_mesh).
+const ChoiceTable<bool>& BoxRelaxationNames() {
+  static const ChoiceTable<bool> names = {{"level_set", false}, {"mesh", true}};
+  return names;
 }
 
 }  // namespace
@@ -53,11 +60,11 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
       {"penalty.preconditioner", std::string("block_jacobi"), "",
        "Right preconditioner of GMRES: block_jacobi (3x3 per grid node, one block per rigid body; spec A4), "
        "incomplete_lu (Eigen IncompleteLUT of H) or none.",
-       OneOf({"block_jacobi", "incomplete_lu", "none"})},
+       OneOf(ChoiceNames(PreconditionerNames()))},
       {"penalty.box_relaxation", std::string("level_set"), "",
        "Relax attachments on boxes against their signed distance (level_set, spec 2.4) or their 12-triangle surface "
        "mesh with the 4-state machine (mesh, spec 2.5).",
-       OneOf({"level_set", "mesh"})},
+       OneOf(ChoiceNames(BoxRelaxationNames()))},
       {"penalty.sample_spacing", defaults.sample_spacing, "m",
        "Spacing of the surface samples that act as a rigid body's contact particles; 0 uses half the grid spacing.",
        NonNegative()},
@@ -69,12 +76,12 @@ PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
   options.contact.particle_stiffness = parameters.GetOptionalDouble("penalty.stiffness").value_or(0.0);
   options.contact.rigid_stiffness = parameters.GetOptionalDouble("penalty.rigid_stiffness").value_or(0.0);
   options.contact.penetration_fraction = parameters.GetDouble("penalty.penetration_fraction");
-  options.contact.box_as_mesh = parameters.GetString("penalty.box_relaxation") == "mesh";
+  options.contact.box_as_mesh = GetChoice(parameters, "penalty.box_relaxation", BoxRelaxationNames());
   options.newton_tolerance = parameters.GetDouble("penalty.newton_tolerance");
   options.newton.max_iterations = static_cast<int>(parameters.GetInt("penalty.max_newton_iterations"));
   options.newton.gmres_iterations = static_cast<int>(parameters.GetInt("penalty.gmres_iterations"));
   options.newton.gmres_relative_tolerance = parameters.GetDouble("penalty.gmres_tolerance");
-  options.newton.preconditioner = ParsePreconditioner(parameters.GetString("penalty.preconditioner"));
+  options.newton.preconditioner = GetChoice(parameters, "penalty.preconditioner", PreconditionerNames());
   options.sample_spacing = parameters.GetDouble("penalty.sample_spacing");
   if (const std::string problem = options.newton.Validate(); !problem.empty()) {
     throw InputError("penalty: " + problem);
@@ -155,10 +162,10 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   if (!std::isfinite(smallest_weight)) smallest_weight = 1.0;
   newton.stationarity_tolerance = 1.0e-3 * newton.residual_tolerance * std::sqrt(smallest_weight);
   statistics_.newton = SolveStabilizedNewton(system, newton, x);
-  const StabilizedNewtonSummary& summary = statistics_.newton;
-  if (summary.termination == NewtonTermination::kNonFinite || !x.allFinite()) {
+  const StabilizedNewtonResults& newton_results = statistics_.newton;
+  if (newton_results.summary.termination == solvers::Termination::kNumericalFailure || !x.allFinite()) {
     throw SimulationDiverged("penalty: the Newton iterate became non-finite at t = " + std::to_string(world.time) +
-                             " s (" + summary.BriefReport() + ")");
+                             " s (" + newton_results.BriefReport() + ")");
   }
   // The pair forces of the accepted iterate (the last evaluation may have been a rejected
   // line-search trial).
@@ -228,17 +235,7 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
 
   // Report.
   report.contacts = statistics_.active_pairs;
-  report.outer_iterations = summary.iterations;
-  report.linear_iterations = summary.gmres_iterations;
-  report.residual = summary.final_residual_norm / scale;
-  report.converged = summary.converged();
-  if (log_iterations()) {
-    for (const NewtonIterationRecord& record : summary.records) {
-      report.iteration_log.push_back(IterationRecord{0, record.iteration, record.residual_norm,
-                                                     newton.residual_tolerance,
-                                                     0.5 * record.residual_norm * record.residual_norm});
-    }
-  }
+  RecordSolve(report, SolveKind::kContact, 0, "stabilized_newton", newton_results.summary);
   start = Clock::now();
   report.max_penetration = contact::MaxPenetration(particles, world.bodies);
   report.timings.detection = SecondsSince(start);

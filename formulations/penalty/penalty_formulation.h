@@ -44,7 +44,7 @@ struct PenaltyOptions {
 
 // What happened in the latest step beyond the StepReport (spec §2.13's statistics).
 struct PenaltyStepStatistics {
-  StabilizedNewtonSummary newton;
+  StabilizedNewtonResults newton;
   int pairs = 0;          // registered pairs at the end of the solve
   int active_pairs = 0;   // pairs applying force (committed)
   int sliding_pairs = 0;  // active pairs whose attachment slid

@@ -8,6 +8,7 @@
 #include <Eigen/SparseLU>
 #include <unsupported/Eigen/IterativeSolvers>
 
+#include "formulations/phase_clock.h"
 #include "formulations/solvers/exact_line_search.h"
 #include "formulations/solvers/wolfe_line_search.h"
 
@@ -124,22 +125,6 @@ struct generic_product_impl<contactlab::penalty::RightPreconditionedJacobian, Rh
 
 namespace contactlab::penalty {
 
-const char* ToString(NewtonTermination termination) {
-  switch (termination) {
-    case NewtonTermination::kResidual:
-      return "residual";
-    case NewtonTermination::kStationary:
-      return "stationary";
-    case NewtonTermination::kMaxIterations:
-      return "max_iterations";
-    case NewtonTermination::kLineSearchFailed:
-      return "line_search_failed";
-    case NewtonTermination::kNonFinite:
-      return "non_finite";
-  }
-  return "unknown";
-}
-
 std::string StabilizedNewtonOptions::Validate() const {
   using solvers::CheckNonNegative;
   using solvers::CheckPositive;
@@ -159,12 +144,10 @@ std::string StabilizedNewtonOptions::Validate() const {
   return "";
 }
 
-std::string StabilizedNewtonSummary::BriefReport() const {
+std::string StabilizedNewtonResults::BriefReport() const {
   std::ostringstream out;
-  out << "stabilized Newton: " << ToString(termination) << " after " << iterations << " iterations ("
-      << gmres_iterations << " GMRES, " << line_search_evaluations << " line-search evaluations, "
-      << fallback_directions << " fallback directions); |g| " << initial_residual_norm << " -> " << final_residual_norm
-      << ", |H^T g| " << final_stationarity_norm;
+  out << summary.BriefReport("stabilized Newton") << "; " << fallback_directions << " fallback directions, |g| "
+      << initial_residual_norm << " -> " << final_residual_norm << ", |H^T g| " << final_stationarity_norm;
   return out.str();
 }
 
@@ -197,9 +180,11 @@ NewtonDirection ComputeNewtonDirection(const SparseMatrix& jacobian, const Eigen
   return result;
 }
 
-StabilizedNewtonSummary SolveStabilizedNewton(NonlinearSystem& system, const StabilizedNewtonOptions& options,
+StabilizedNewtonResults SolveStabilizedNewton(NonlinearSystem& system, const StabilizedNewtonOptions& options,
                                               Eigen::VectorXd& x) {
-  StabilizedNewtonSummary summary;
+  const Clock::time_point solve_start = Clock::now();
+  StabilizedNewtonResults results;
+  solvers::SolverSummary& summary = results.summary;
   solvers::WolfeLineSearchOptions line_search_options;
   line_search_options.sufficient_decrease = options.line_search_sufficient_decrease;
   line_search_options.curvature = options.line_search_curvature;
@@ -214,52 +199,70 @@ StabilizedNewtonSummary SolveStabilizedNewton(NonlinearSystem& system, const Sta
   double trial_step = -1.0;
 
   for (;;) {
-    NewtonIterationRecord record;
+    solvers::SolverIterationRecord record;
+    NewtonIterationDetail detail;
     record.iteration = summary.iterations;
+    record.threshold = options.residual_tolerance;
 
     // 1. Contacts found at the iterate join the system; evaluate g and H there.
-    record.contacts_changed = system.BeginIteration(x);
-    if (record.contacts_changed || !evaluated_at_x) system.Evaluate(x, &residual, &jacobian);
+    detail.contacts_changed = system.BeginIteration(x);
+    if (detail.contacts_changed || !evaluated_at_x) system.Evaluate(x, &residual, &jacobian);
     evaluated_at_x = true;
     const Eigen::VectorXd stationarity = jacobian.transpose() * residual;
-    record.residual_norm = residual.norm();
-    record.stationarity_norm = stationarity.norm();
-    if (summary.iterations == 0) summary.initial_residual_norm = record.residual_norm;
-    summary.final_residual_norm = record.residual_norm;
-    summary.final_stationarity_norm = record.stationarity_norm;
+    record.residual = residual.norm();
+    record.cost = 0.5 * record.residual * record.residual;
+    detail.stationarity_norm = stationarity.norm();
+    if (summary.iterations == 0) results.initial_residual_norm = record.residual;
+    results.final_residual_norm = record.residual;
+    results.final_stationarity_norm = detail.stationarity_norm;
+    summary.cost = record.cost;
+    summary.residual = solvers::ResidualRatio(record.residual, options.residual_tolerance);
+    const auto keep = [&] {
+      summary.history.push_back(record);
+      results.details.push_back(detail);
+    };
 
     // 2. Stop on the equations, on stationarity of E, or on the iteration budget.
-    if (!std::isfinite(record.residual_norm) || !std::isfinite(record.stationarity_norm)) {
-      summary.termination = NewtonTermination::kNonFinite;
-      summary.records.push_back(record);
+    if (!std::isfinite(record.residual) || !std::isfinite(detail.stationarity_norm)) {
+      keep();
+      summary.Stop(solvers::Termination::kNumericalFailure,
+                   "g or H^T g is not finite at iteration " + std::to_string(summary.iterations));
       break;
     }
-    if (record.residual_norm <= options.residual_tolerance) {
-      summary.termination = NewtonTermination::kResidual;
-      summary.records.push_back(record);
+    if (record.residual <= options.residual_tolerance) {
+      keep();
+      summary.Stop(solvers::Termination::kConverged,
+                   solvers::Compare("|g|", record.residual, "<=", options.residual_tolerance));
       break;
     }
-    if (record.stationarity_norm <= options.stationarity_tolerance) {
-      summary.termination = NewtonTermination::kStationary;
-      summary.records.push_back(record);
+    if (detail.stationarity_norm <= options.stationarity_tolerance) {
+      keep();
+      summary.Stop(solvers::Termination::kStationary,
+                   solvers::Compare("|H^T g|", detail.stationarity_norm, "<=", options.stationarity_tolerance) +
+                       " while " + solvers::Compare("|g|", record.residual, ">", options.residual_tolerance));
       break;
     }
     if (summary.iterations >= options.max_iterations) {
-      summary.termination = NewtonTermination::kMaxIterations;
-      summary.records.push_back(record);
+      keep();
+      summary.Stop(solvers::Termination::kMaxIterations,
+                   "no convergence in " + std::to_string(summary.iterations) + " iterations; " +
+                       solvers::Compare("|g|", record.residual, ">", options.residual_tolerance));
       break;
     }
 
     // 3–4. Newton direction by GMRES, or steepest descent of E when not downhill.
+    const Clock::time_point direction_start = Clock::now();
     NewtonDirection newton = ComputeNewtonDirection(jacobian, residual, system.PreconditionerBlocks(), options);
     Eigen::VectorXd& direction = newton.direction;
-    record.gmres_iterations = newton.gmres_iterations;
-    record.gmres_relative_residual = newton.gmres_relative_residual;
-    record.fallback_direction = newton.fallback;
-    if (newton.fallback) ++summary.fallback_directions;
+    record.linear_iterations = newton.gmres_iterations;
+    detail.gmres_relative_residual = newton.gmres_relative_residual;
+    detail.fallback_direction = newton.fallback;
+    if (newton.fallback) ++results.fallback_directions;
     const double slope = residual.dot(jacobian * direction);
+    summary.seconds.linear_solve += SecondsSince(direction_start);
 
     // 5. Strong Wolfe line search on E(x + αΔx) = ½‖g‖², E' = gᵀ H Δx.
+    const Clock::time_point search_start = Clock::now();
     trial_step = -1.0;
     const solvers::MeritFunction merit = [&](double step) {
       system.Evaluate(x + step * direction, &trial_residual, &trial_jacobian);
@@ -268,14 +271,16 @@ StabilizedNewtonSummary SolveStabilizedNewton(NonlinearSystem& system, const Sta
     };
     const solvers::WolfeLineSearchResult line_search =
         solvers::WolfeLineSearch(merit, {0.5 * residual.squaredNorm(), slope}, line_search_options);
+    summary.seconds.line_search += SecondsSince(search_start);
     record.line_search_evaluations = line_search.evaluations;
     record.step = line_search.step;
-    summary.gmres_iterations += record.gmres_iterations;
+    summary.linear_iterations += record.linear_iterations;
     summary.line_search_evaluations += line_search.evaluations;
     ++summary.iterations;
-    summary.records.push_back(record);
+    keep();
     if (!line_search.decreased) {
-      summary.termination = NewtonTermination::kLineSearchFailed;
+      summary.Stop(solvers::Termination::kLineSearchFailed,
+                   "no trial step lowered E = |g|^2/2 at iteration " + std::to_string(record.iteration));
       break;
     }
 
@@ -289,7 +294,8 @@ StabilizedNewtonSummary SolveStabilizedNewton(NonlinearSystem& system, const Sta
       evaluated_at_x = false;
     }
   }
-  return summary;
+  summary.seconds.total = SecondsSince(solve_start);
+  return results;
 }
 
 }  // namespace contactlab::penalty

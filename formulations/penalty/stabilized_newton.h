@@ -16,6 +16,8 @@
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 
+#include "formulations/solvers/solver_summary.h"
+
 namespace contactlab::penalty {
 
 using SparseMatrix = Eigen::SparseMatrix<double>;  // column-major
@@ -65,41 +67,29 @@ struct StabilizedNewtonOptions {
   std::string Validate() const;
 };
 
-enum class NewtonTermination {
-  kResidual,    // ‖g‖ ≤ τ_g
-  kStationary,  // ‖Hᵀg‖ ≤ τ_s without ‖g‖ ≤ τ_g
-  kMaxIterations,
-  kLineSearchFailed,  // no trial step lowered E
-  kNonFinite,         // g or H not finite at the iterate
-};
-const char* ToString(NewtonTermination termination);
-
-// One Newton iteration (MuJoCo-style solver statistics).
-struct NewtonIterationRecord {
-  int iteration = 0;
-  double residual_norm = 0.0;      // ‖g‖ at the start of the iteration
-  double stationarity_norm = 0.0;  // ‖Hᵀg‖
-  int gmres_iterations = 0;
+// What stabilized Newton records per iteration beyond the shared SolverIterationRecord
+// (same index in SolverSummary::history).
+struct NewtonIterationDetail {
+  double stationarity_norm = 0.0;        // ‖Hᵀg‖ at the iterate
   double gmres_relative_residual = 0.0;  // ‖HΔx + g‖ / ‖g‖ after GMRES
   bool fallback_direction = false;       // −Hᵀg was used
-  double step = 0.0;                     // accepted line-search step α
-  int line_search_evaluations = 0;
-  bool contacts_changed = false;  // BeginIteration changed g
+  bool contacts_changed = false;         // BeginIteration changed g
 };
 
-struct StabilizedNewtonSummary {
-  NewtonTermination termination = NewtonTermination::kMaxIterations;
-  int iterations = 0;               // Newton directions computed
-  int gmres_iterations = 0;         // summed over the iterations
-  int line_search_evaluations = 0;  // summed
+struct StabilizedNewtonResults {
+  // Termination: kConverged (‖g‖ ≤ τ_g), kStationary (‖Hᵀg‖ ≤ τ_s only), kMaxIterations,
+  // kLineSearchFailed (no trial step lowered E) or kNumericalFailure (g or H not finite).
+  // cost is the merit E = ½‖g‖², residual ‖g‖ / τ_g, linear_iterations the GMRES
+  // iterations; the history (always kept) has ‖g‖ against τ_g, one record per iterate.
+  solvers::SolverSummary summary;
+  std::vector<NewtonIterationDetail> details;  // one per history record
   int fallback_directions = 0;
-  double initial_residual_norm = 0.0;
-  double final_residual_norm = 0.0;
-  double final_stationarity_norm = 0.0;
-  std::vector<NewtonIterationRecord> records;
+  double initial_residual_norm = 0.0;    // ‖g‖ at the first iterate
+  double final_residual_norm = 0.0;      // ‖g‖ at the last
+  double final_stationarity_norm = 0.0;  // ‖Hᵀg‖ at the last
 
-  bool converged() const { return termination == NewtonTermination::kResidual; }
-  // A few lines: termination, counts, residuals.
+  bool converged() const { return summary.converged(); }
+  // One line: the shared report, then the fallback count and ‖g‖ from first to last.
   std::string BriefReport() const;
 };
 
@@ -116,7 +106,7 @@ NewtonDirection ComputeNewtonDirection(const SparseMatrix& jacobian, const Eigen
                                        const StabilizedNewtonOptions& options);
 
 // Solves g(x) = 0 from `x` (overwritten with the last accepted iterate).
-StabilizedNewtonSummary SolveStabilizedNewton(NonlinearSystem& system, const StabilizedNewtonOptions& options,
+StabilizedNewtonResults SolveStabilizedNewton(NonlinearSystem& system, const StabilizedNewtonOptions& options,
                                               Eigen::VectorXd& x);
 
 }  // namespace contactlab::penalty

@@ -40,12 +40,16 @@ bool CudaBuilt() {
 }
 
 // The stiffness k_p of one contact (QuasiNewtonFormulationOptions::stiffness_rule).
+// The rule a contact uses: "auto" resolves by whether the touched body moves with the coupling.
+StiffnessRule ResolvedStiffnessRule(StiffnessRule rule, bool body_moves_with_coupling) {
+  if (rule != StiffnessRule::kAuto) return rule;
+  return body_moves_with_coupling ? StiffnessRule::kNearRigidParticleMass : StiffnessRule::kLoad;
+}
+
 double ContactStiffness(StiffnessRule rule, const QuasiNewtonFormulationOptions& options, bool body_moves_with_coupling,
                         double particle_mass, double lumped_mobility, double approach_speed, double previous_force,
                         double gravity, double grid_spacing, double substep) {
-  if (rule == StiffnessRule::kAuto) {
-    rule = body_moves_with_coupling ? StiffnessRule::kNearRigidParticleMass : StiffnessRule::kLoad;
-  }
+  rule = ResolvedStiffnessRule(rule, body_moves_with_coupling);
   switch (rule) {
     case StiffnessRule::kAuto:  // resolved above
     case StiffnessRule::kLoad: {
@@ -286,6 +290,7 @@ std::vector<UsedParameter> QuasiNewtonFormulation::UsedParameters() const {
   if (used_margin_.observed()) used.push_back(used_margin_.used());
   if (used_stiffness_.observed()) used.push_back(used_stiffness_.used());
   if (used_courant_.observed()) used.push_back(used_courant_.used());
+  if (used_stiffness_rule_.observed()) used.push_back(used_stiffness_rule_.used());
   return used;
 }
 
@@ -351,16 +356,12 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     start = Clock::now();
     const QuasiNewtonResults solution = Solve(problem);
     report.timings.solve += SecondsSince(start);
-    statistics_.iterations_per_substep.push_back(solution.iterations);
-    statistics_.line_search_evaluations += solution.line_search_evaluations;
-    statistics_.max_residual = std::max(statistics_.max_residual, solution.residual);
-    report.outer_iterations += solution.iterations;
-    if (!solution.converged) ++statistics_.unconverged_substeps;
-    for (std::size_t i = 0; i < solution.history.size(); ++i) {
-      const QuasiNewtonIteration& iteration = solution.history[i];
-      report.iteration_log.push_back(
-          {k, static_cast<int>(i), iteration.gradient_norm, iteration.threshold, iteration.cost});
-    }
+    const solvers::SolverSummary& summary = solution.summary;
+    statistics_.iterations_per_substep.push_back(summary.iterations);
+    statistics_.line_search_evaluations += summary.line_search_evaluations;
+    statistics_.max_residual = std::max(statistics_.max_residual, summary.residual);
+    if (!summary.converged()) ++statistics_.unconverged_substeps;
+    RecordSolve(report, SolveKind::kContact, k, "quasi_newton", summary);
     for (const Vector3& velocity : solution.velocity) {
       if (!velocity.allFinite()) {
         throw SimulationDiverged("quasi_newton: non-finite contact solve at t = " + std::to_string(world.time) +
@@ -378,6 +379,8 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
       previous_normal_force_[particle] = std::max(previous_normal_force_[particle], normal_force);
       if (options_.stiffness_rule != StiffnessRule::kFixed)
         used_stiffness_.Observe(problem.contacts[c].prepared.stiffness);
+      used_stiffness_rule_.Observe(static_cast<int>(
+          ResolvedStiffnessRule(options_.stiffness_rule, world.bodies[contacts[c].body].has_finite_mass())));
     }
 
     // 2e. v^{k+1} on the grid; the impulses −R_WC γ_p go to the rigid bodies (eq. 3, summed).
@@ -438,21 +441,19 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
   const dynamics::RigidContactStepResult rigid_step = dynamics::SolveRigidContactStep(
       rigid_dofs_, rigid_contacts_, generalized_impulse, *rigid_contact_model_, solvers::SapSolverOptions{});
   if (!rigid_step.contact_impulse.allFinite()) {
-    throw SimulationDiverged("quasi_newton: rigid contact solve failed (" + rigid_step.solver.stop_reason +
+    throw SimulationDiverged("quasi_newton: rigid contact solve failed (" + rigid_step.solver.summary.message +
                              ") at t = " + std::to_string(world.time) + " s");
   }
   statistics_.rigid_step = rigid_step.solver;
-  if (log_iterations()) dynamics::AppendSapIterations(rigid_step.solver, substeps, report.iteration_log);
+  if (!rigid_contacts_.empty()) RecordSolve(report, SolveKind::kRigidStep, 0, "sap", rigid_step.solver.summary);
   rigid_contacts_.Record(world, rigid_step.impulses, dt, report);
   report.rigid_contacts = rigid_contacts_.size();
   rigid_dofs_.Advance(world, dt, generalized_impulse + rigid_step.contact_impulse);
   report.timings.rigid += SecondsSince(start);
 
-  // Report: contacts per registration averaged over the substeps (seed 003's count, spec X8),
-  // iterations summed over the substeps, the worst substep residual.
+  // Report: contacts per registration averaged over the substeps (seed 003's count, spec X8);
+  // iterations, residual and convergence come from the solves recorded above.
   report.contacts = static_cast<int>(std::lround(contact_sum / substeps));
-  report.residual = statistics_.max_residual;
-  report.converged = statistics_.unconverged_substeps == 0 && rigid_step.solver.converged;
   start = Clock::now();
   report.max_penetration = contact::MaxPenetration(particles, world.bodies);
   report.timings.detection += SecondsSince(start);

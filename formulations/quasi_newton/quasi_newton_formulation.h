@@ -114,7 +114,7 @@ struct QuasiNewtonStepStatistics {
   std::vector<int> iterations_per_substep;
   int line_search_evaluations = 0;
   int unconverged_substeps = 0;
-  double max_residual = 0.0;  // largest final relative residual of a substep
+  double max_residual = 0.0;  // largest final residual / threshold of a substep
   // Σ_k γ_d^k pushed onto the rigid bodies, as world linear impulse [N s] per world body.
   std::vector<mpm::Vector3> body_linear_impulse;
   // The convex rigid step (eq. 3 with rigid–rigid contacts): its SAP solve, empty
@@ -166,6 +166,10 @@ class QuasiNewtonFormulation final : public Formulation {
                                     "max(0.05, dt/N (v_particle + g dt) / h) at the start of each step"};
   UsedParameterTracker used_courant_{"quasi_newton.substep_courant_number",
                                      "δt (c + v_max) / h at the start of each step"};
+  UsedChoiceTracker used_stiffness_rule_{"quasi_newton.stiffness_rule", ChoiceNames(StiffnessRuleNames()),
+                                         "contact registrations",
+                                         "auto: near_rigid_particle_mass against bodies that move with the coupling "
+                                         "(finite mass), load against static and kinematic ones; per contact"};
 };
 
 FormulationInfo QuasiNewtonInfo();

@@ -6,6 +6,7 @@
 
 #include <Eigen/Cholesky>
 
+#include "formulations/phase_clock.h"
 #include "formulations/solvers/fixed_chunk_sum.h"
 
 namespace contactlab::quasi_newton {
@@ -182,13 +183,14 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
   const int contact_count = static_cast<int>(problem.contacts.size());
   const int node_count = static_cast<int>(problem.node_mass.size());
 
+  const Clock::time_point solve_start = Clock::now();
   QuasiNewtonResults results;
+  solvers::SolverSummary& summary = results.summary;
   // Step 1 (spec Y2): start from v*; nodes outside every contact stencil stay there.
   results.velocity = problem.free_velocity;
   std::vector<Vector3>& velocity = results.velocity;
   if (contact_count == 0) {
-    results.converged = true;
-    results.stop_reason = "no_contacts";
+    summary.Stop(solvers::Termination::kNothingToSolve, "no contacts: v = v*");
     return results;
   }
 
@@ -218,18 +220,23 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
     const double scale = std::max(std::sqrt(norms[1] + problem.outside_momentum_squared), std::sqrt(norms[2]));
     const double threshold = options.absolute_tolerance + options.relative_tolerance * scale;
     const double cost = MassTerm(problem, velocity) + ContactCostSum(work);
-    results.cost = cost;
-    results.residual = scale > 0.0 ? gradient_norm / scale : 0.0;
-    QuasiNewtonIteration statistics{cost, gradient_norm, threshold, 0.0, 0};
+    summary.cost = cost;
+    summary.residual = solvers::ResidualRatio(gradient_norm, threshold);
+    solvers::SolverIterationRecord statistics;
+    statistics.iteration = summary.iterations;
+    statistics.cost = cost;
+    statistics.residual = gradient_norm;
+    statistics.threshold = threshold;
     if (gradient_norm < threshold) {
-      results.converged = true;
-      results.stop_reason = "optimality";
-      if (options.record_history) results.history.push_back(statistics);
+      summary.Stop(solvers::Termination::kConverged, solvers::Compare("|M^-1/2 r|", gradient_norm, "<", threshold));
+      if (options.record_history) summary.history.push_back(statistics);
       break;
     }
-    if (results.iterations >= options.max_iterations) {
-      results.stop_reason = "max_iterations";
-      if (options.record_history) results.history.push_back(statistics);
+    if (summary.iterations >= options.max_iterations) {
+      summary.Stop(solvers::Termination::kMaxIterations,
+                   "no convergence in " + std::to_string(summary.iterations) + " iterations; " +
+                       solvers::Compare("|M^-1/2 r|", gradient_norm, ">=", threshold));
+      if (options.record_history) summary.history.push_back(statistics);
       break;
     }
 
@@ -275,24 +282,27 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
         });
     const solvers::LineSample initial{cost, b + initial_contact_terms[0], a + initial_contact_terms[1]};
     const solvers::LineSearchResult search = solvers::ExactLineSearch(line, initial, options.line_search);
-    results.line_search_evaluations += search.evaluations;
+    summary.line_search_evaluations += search.evaluations;
     statistics.step = search.step;
     statistics.line_search_evaluations = search.evaluations;
-    if (options.record_history) results.history.push_back(statistics);
+    if (options.record_history) summary.history.push_back(statistics);
     if (!search.success) {
-      results.stop_reason = "line_search";
+      summary.Stop(solvers::Termination::kLineSearchFailed,
+                   "the exact line search found no minimizer along the block-diagonal direction at iteration " +
+                       std::to_string(summary.iterations));
       break;
     }
 
     // K8: v ← v + α Δv.
 #pragma omp parallel for schedule(static) if (node_count > 256)
     for (int i = 0; i < node_count; ++i) velocity[i] += search.step * work.direction[i];
-    ++results.iterations;
+    ++summary.iterations;
   }
 
   // γ at the returned velocities (the last K2 evaluation); sign γ = −∂ℓ_c/∂v_c (spec Y4).
   results.impulses.resize(contact_count);
   for (int c = 0; c < contact_count; ++c) results.impulses[c] = work.evaluation[c].impulse;
+  summary.seconds.total = SecondsSince(solve_start);
   return results;
 }
 

@@ -22,6 +22,7 @@
 
 #include "formulations/contact/contact_model.h"
 #include "formulations/solvers/exact_line_search.h"
+#include "formulations/solvers/solver_summary.h"
 
 namespace contactlab::quasi_newton {
 
@@ -59,7 +60,7 @@ struct QuasiNewtonOptions {
   double absolute_tolerance = 2.220446049250313e-16;
   // Iterations before the substep is reported unconverged (spec Y1: 2000).
   int max_iterations = 2000;
-  // Keep one QuasiNewtonIteration per iteration (convergence histories for figures).
+  // Keep one record per iteration in summary.history (convergence histories for figures).
   bool record_history = false;
   // The exact line search of SAP (spec Y5). Its shortcut "slope negligible against the cost
   // → take α = 1" is off: ℓ_p'(α) is summed directly, not differenced from costs, and stays
@@ -76,25 +77,14 @@ struct QuasiNewtonOptions {
   std::string Validate() const;
 };
 
-// Statistics of one iteration, taken before its update.
-struct QuasiNewtonIteration {
-  double cost = 0.0;           // ℓ_p(v) [J]
-  double gradient_norm = 0.0;  // ‖M^-½ r‖ [kg^½ m/s]
-  double threshold = 0.0;      // ε_a + ε_r max(‖M^½ v‖, ‖M^-½ j‖)
-  double step = 0.0;           // line-search α
-  int line_search_evaluations = 0;
-};
-
 struct QuasiNewtonResults {
   std::vector<Vector3> velocity;  // v_i per problem node [m/s]
   std::vector<Vector3> impulses;  // γ_p per contact, contact frame [N s], at the returned v
-  int iterations = 0;             // quasi-Newton updates taken
-  int line_search_evaluations = 0;
-  bool converged = false;
-  double residual = 0.0;    // final ‖M^-½ r‖ / max(‖M^½ v‖, ‖M^-½ j‖) (0 if both vanish)
-  double cost = 0.0;        // final ℓ_p [J]
-  std::string stop_reason;  // "optimality", "no_contacts", "max_iterations", "line_search"
-  std::vector<QuasiNewtonIteration> history;  // when requested; last entry = final state
+  // Termination (kConverged: the scaled rule; kNothingToSolve: no contacts; kMaxIterations;
+  // kLineSearchFailed), quasi-Newton updates taken, final ℓ_p [J], ‖M^-½ r‖ / threshold, the
+  // history when requested (one record per iterate, the last one final; residual ‖M^-½ r‖
+  // [kg^½ m/s]) and the solve's wall time.
+  solvers::SolverSummary summary;
 };
 
 // Throws std::invalid_argument naming the problem: missing model, sizes that disagree,

@@ -187,8 +187,11 @@ double SapFormulation::ContactMargin(const World& world, double dt) {
 }
 
 std::vector<UsedParameter> SapFormulation::UsedParameters() const {
-  if (!used_margin_.observed()) return {};
-  return {used_margin_.used()};
+  std::vector<UsedParameter> used;
+  if (used_margin_.observed()) used.push_back(used_margin_.used());
+  if (used_linear_solver_.observed()) used.push_back(used_linear_solver_.used());
+  if (used_delassus_.observed()) used.push_back(used_delassus_.used());
+  return used;
 }
 
 // What one step carries from stage to stage.
@@ -218,6 +221,7 @@ StepReport SapFormulation::AdvanceState(World& world, double dt) {
   DetectContacts(world, work, report.timings);
   CoupleContacts(world, work, report.timings);
   SolveMpmFreeMotion(world, work, report.timings);
+  RecordSolve(report, SolveKind::kFreeMotion, 0, "implicit_mpm_newton", statistics_.free_motion);
   AssembleProblem(work, report.timings);
   SolveContactProblem(world, work, report);
   AdvanceRigidBodies(world, work, report);
@@ -313,12 +317,20 @@ void SapFormulation::SolveMpmFreeMotion(const World& world, StepWork& work, Timi
     work.schur.Compute(work.mpm_matrix, work.participating, schur_cholesky_);
     const Eigen::VectorXd change = -work.schur.Solve(gradient);
     work.mpm_free_velocity = initial + change;
-    statistics_.free_motion.newton_iterations = 1;
-    statistics_.free_motion.converged = true;
-    // Relative residual of the linear solve, ‖A δ + ∇E‖ / ‖∇E‖.
+    // One exact Newton step on the quadratic energy; its residual is that of the linear
+    // solve, ‖A δ + ∇E‖ against ‖∇E‖ (recorded, not tested).
     const double gradient_norm = gradient.norm();
-    statistics_.free_motion.residual =
-        gradient_norm > 0.0 ? (work.mpm_matrix * change + gradient).norm() / gradient_norm : 0.0;
+    const double solve_residual = (work.mpm_matrix * change + gradient).norm();
+    solvers::SolverSummary& summary = statistics_.free_motion;
+    summary = solvers::SolverSummary{};
+    summary.iterations = 1;
+    summary.residual = solvers::ResidualRatio(solve_residual, gradient_norm);
+    summary.history.push_back(solvers::SolverIterationRecord{0, 0.0, gradient_norm, gradient_norm, 1.0, 0, 0});
+    summary.history.push_back(solvers::SolverIterationRecord{1, 0.0, solve_residual, gradient_norm, 0.0, 0, 0});
+    summary.Stop(solvers::Termination::kConverged,
+                 "one Newton step on the quadratic energy by block elimination (" +
+                     solvers::Compare("|A d + grad E|", solve_residual, "vs |grad E|", gradient_norm) + ")");
+    summary.seconds.total = summary.seconds.linear_solve = SecondsSince(start);
   } else {
     statistics_.free_motion = implicit_mpm_.SolveFreeMotion(options_.free_motion, free_motion_cholesky_,
                                                             work.mpm_free_velocity, work.mpm_matrix);
@@ -392,10 +404,12 @@ void SapFormulation::SolveContactProblem(const World& world, StepWork& work, Ste
         work.schur.matrix();
     problem.free_motion_velocity.resize(work.reduced_size);
     problem.free_motion_velocity << rigid_dofs_.free_motion_velocity(), work.schur.Restrict(work.mpm_free_velocity);
-    PrepareContacts(
-        options_.delassus_estimate == DelassusEstimate::kAuto ? DelassusEstimate::kExact : options_.delassus_estimate,
-        *contact_model_, rigid_dofs_, implicit_mpm_, work.contacts, work.couplings, work.mpm_matrix, &reduced_matrix,
-        dt, problem);
+    const DelassusEstimate delassus =
+        options_.delassus_estimate == DelassusEstimate::kAuto ? DelassusEstimate::kExact : options_.delassus_estimate;
+    used_linear_solver_.Observe(static_cast<int>(LinearSolver::kSchur));
+    used_delassus_.Observe(static_cast<int>(delassus));
+    PrepareContacts(delassus, *contact_model_, rigid_dofs_, implicit_mpm_, work.contacts, work.couplings,
+                    work.mpm_matrix, &reduced_matrix, dt, problem);
     DenseSapLinearSystem system(std::move(reduced_matrix));
     report.timings.assembly += SecondsSince(start);
     start = Clock::now();
@@ -409,26 +423,27 @@ void SapFormulation::SolveContactProblem(const World& world, StepWork& work, Ste
     // "exact" needs the dense reduced matrix; when "auto" chose this path it falls back.
     const bool needs_fallback =
         options_.delassus_estimate == DelassusEstimate::kAuto || options_.delassus_estimate == DelassusEstimate::kExact;
-    PrepareContacts(needs_fallback ? DelassusEstimate::kBlockDiagonal : options_.delassus_estimate, *contact_model_,
-                    rigid_dofs_, implicit_mpm_, work.contacts, work.couplings, work.mpm_matrix, nullptr, dt, problem);
+    const DelassusEstimate delassus = needs_fallback ? DelassusEstimate::kBlockDiagonal : options_.delassus_estimate;
+    used_linear_solver_.Observe(static_cast<int>(LinearSolver::kFull));
+    used_delassus_.Observe(static_cast<int>(delassus));
+    PrepareContacts(delassus, *contact_model_, rigid_dofs_, implicit_mpm_, work.contacts, work.couplings,
+                    work.mpm_matrix, nullptr, dt, problem);
     SparseSapLinearSystem system(rigid_dofs_.dynamics_matrix(), work.mpm_matrix, contact_cholesky_);
     statistics_.solver = SolveSap(problem, system, problem.free_motion_velocity, options_.solver);
     work.mpm_velocity = statistics_.solver.velocity.tail(work.mpm_free_velocity.size());
     report.timings.solve += SecondsSince(start);
   }
-  statistics_.factorization_seconds += statistics_.solver.factorization_seconds;
-  statistics_.line_search_seconds = statistics_.solver.line_search_seconds;
+  const solvers::SolverSummary& summary = statistics_.solver.summary;
+  statistics_.factorization_seconds += summary.seconds.linear_solve;
+  statistics_.line_search_seconds = summary.seconds.line_search;
   statistics_.problem_unknowns = static_cast<int>(statistics_.solver.velocity.size());
-  if (!AllFinite(statistics_.solver.velocity) || statistics_.solver.stop_reason == "factorization") {
-    throw SimulationDiverged("sap: contact solve failed (" + statistics_.solver.stop_reason +
+  if (!AllFinite(statistics_.solver.velocity) || summary.termination == solvers::Termination::kNumericalFailure) {
+    throw SimulationDiverged("sap: contact solve failed (" + summary.message +
                              ") at t = " + std::to_string(world.time) + " s");
   }
   work.rigid_velocity = statistics_.solver.velocity.head(rigid_size);
   work.impulses = statistics_.solver.impulses;
-  report.outer_iterations = statistics_.solver.iterations;
-  if (log_iterations()) dynamics::AppendSapIterations(statistics_.solver, 0, report.iteration_log);
-  report.residual = statistics_.solver.residual;
-  report.converged = statistics_.solver.converged;
+  RecordSolve(report, SolveKind::kContact, 0, "sap", summary);
 }
 
 // 6a. Rigid bodies: v⁺ = v* + A⁻¹ Jᵀγ, then positions; the contact loads per body.
@@ -436,7 +451,6 @@ void SapFormulation::AdvanceRigidBodies(World& world, StepWork& work, StepReport
   const auto start = Clock::now();
   const double dt = work.dt;
   const int contact_count = static_cast<int>(work.contacts.size());
-  report.converged = report.converged && statistics_.free_motion.converged;
   report.contact_wrench = ZeroWrenches(world);
   Eigen::VectorXd rigid_impulse = Eigen::VectorXd::Zero(rigid_dofs_.size());
   for (int c = 0; c < contact_count; ++c) {

@@ -82,7 +82,7 @@ struct SapStepStatistics {
   int problem_unknowns = 0;     // size of the SAP problem actually solved
   double contact_margin = 0.0;  // the margin used this step [m]
   bool used_schur = false;
-  dynamics::ImplicitMpmSummary free_motion;
+  solvers::SolverSummary free_motion;  // the implicit MPM Newton (or the Schur-path solve)
   solvers::SapSolverResults solver;
   double factorization_seconds = 0.0;  // factorizations and solves: free motion, Schur, Newton
   double line_search_seconds = 0.0;    // inside the SAP solve
@@ -127,6 +127,14 @@ class SapFormulation final : public Formulation {
   SapStepStatistics statistics_;
   UsedParameterTracker used_margin_{"sap.contact_margin",
                                     "max(0.05, dt (v_particle + g dt + v_rigid surface, free motion) / h), per step"};
+  UsedChoiceTracker used_linear_solver_{
+      "sap.linear_solver", ChoiceNames(LinearSolverNames()), "steps",
+      "auto: schur while rigid + 3 x participating nodes <= sap.max_dense_unknowns, else full; per step with "
+      "particle contacts"};
+  UsedChoiceTracker used_delassus_{"sap.delassus_estimate", ChoiceNames(DelassusEstimateNames()), "steps",
+                                   "auto: exact on the schur path, block_diagonal on the full path (which has no "
+                                   "dense reduced matrix, so exact falls back to it too); per step with particle "
+                                   "contacts"};
 };
 
 FormulationInfo SapInfo();

@@ -130,14 +130,6 @@ double SapCost(const SapProblem& problem, const SapLinearSystem& system, const E
   return cost;
 }
 
-std::string SapSolverResults::BriefReport() const {
-  std::ostringstream report;
-  report << "sap: " << (converged ? "converged" : "not converged") << " (" << stop_reason << ") after " << iterations
-         << " Newton iterations, " << line_search_evaluations << " line-search evaluations, cost " << cost
-         << ", residual/threshold " << residual << ", " << impulses.size() << " constraints";
-  return report.str();
-}
-
 // ---------------------------------------------------------------------------------------
 // The Newton loop (§1.3.3).
 
@@ -163,7 +155,9 @@ SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system, co
 
   // State at the current iterate v: momentum p = A v, per-constraint v_c, γ_c, G_c, the
   // generalized impulse j_c = Jᵀγ and ∇ℓ = p − p* − j_c. Buffers are allocated once.
+  const Clock::time_point solve_start = Clock::now();
   SapSolverResults results;
+  SolverSummary& summary = results.summary;
   Eigen::VectorXd& velocity = results.velocity;
   velocity = initial_velocity;
   std::vector<Vector3>& contact_velocities = results.contact_velocities;
@@ -202,14 +196,17 @@ SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system, co
         options.absolute_tolerance +
         options.relative_tolerance *
             std::max(scaling.cwiseProduct(momentum).norm(), scaling.cwiseProduct(generalized_impulse).norm());
-    results.cost = cost;
-    results.iterations = iteration;
-    results.residual = optimality_threshold > 0.0   ? optimality_residual / optimality_threshold
-                       : optimality_residual == 0.0 ? 0.0
-                                                    : std::numeric_limits<double>::infinity();
+    summary.cost = cost;
+    summary.iterations = iteration;
+    summary.residual = ResidualRatio(optimality_residual, optimality_threshold);
+    SolverIterationRecord record;
+    record.iteration = iteration;
+    record.cost = cost;
+    record.residual = optimality_residual;
+    record.threshold = optimality_threshold;
     if (optimality_residual <= optimality_threshold) {
-      results.converged = true;
-      results.stop_reason = "optimality";
+      summary.history.push_back(record);
+      summary.Stop(Termination::kConverged, Compare("|D grad l|", optimality_residual, "<=", optimality_threshold));
       break;
     }
     // Cost-stagnation rule after a step with α > 0.5 (§1.3.3): round-off keeps ℓ from
@@ -217,29 +214,34 @@ SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system, co
     if (iteration > 0 && previous_step > 0.5 &&
         std::abs(cost - previous_cost) <
             options.cost_absolute_tolerance + options.cost_relative_tolerance * 0.5 * (cost + previous_cost)) {
-      results.converged = true;
-      results.stop_reason = "cost";
+      summary.history.push_back(record);
+      summary.Stop(
+          Termination::kCostStagnation,
+          Compare("cost change", std::abs(cost - previous_cost), "<",
+                  options.cost_absolute_tolerance + options.cost_relative_tolerance * 0.5 * (cost + previous_cost)) +
+              " after a step of " + std::to_string(previous_step));
       break;
     }
     if (iteration == options.max_iterations) {
-      results.stop_reason = "max_iterations";
+      summary.history.push_back(record);
+      summary.Stop(Termination::kMaxIterations,
+                   "no convergence in " + std::to_string(iteration) + " iterations; " +
+                       Compare("|D grad l|", optimality_residual, ">", optimality_threshold));
       break;
     }
 
     // Newton direction H Δv = −∇ℓ with H = A + Jᵀ G J.
-    SapIteration record;
-    record.cost = cost;
-    record.optimality_residual = optimality_residual;
-    record.optimality_threshold = optimality_threshold;
-    const auto factor_start = std::chrono::steady_clock::now();
+    const Clock::time_point factor_start = Clock::now();
     const bool factored = system.Factor(problem, contact_hessians);
     if (factored) {
       negative_gradient = -gradient;
       system.Solve(negative_gradient, search_direction);
     }
-    results.factorization_seconds += SecondsSince(factor_start);
+    summary.seconds.linear_solve += SecondsSince(factor_start);
     if (!factored) {
-      results.stop_reason = "factorization";
+      summary.history.push_back(record);
+      summary.Stop(Termination::kNumericalFailure,
+                   "the Newton matrix H = A + J^T G J could not be factored at iteration " + std::to_string(iteration));
       break;
     }
 
@@ -275,23 +277,27 @@ SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system, co
       initial.derivative -= direction.dot(impulses[c]);
       initial.second_derivative += direction.dot(contact_hessians[c] * direction);
     }
-    const auto search_start = std::chrono::steady_clock::now();
+    const Clock::time_point search_start = Clock::now();
     const solvers::LineSearchResult search = solvers::ExactLineSearch(line, initial, options.line_search);
-    results.line_search_seconds += SecondsSince(search_start);
-    results.line_search_evaluations += search.evaluations;
+    summary.seconds.line_search += SecondsSince(search_start);
+    summary.line_search_evaluations += search.evaluations;
     record.line_search_evaluations = search.evaluations;
     if (!search.success) {
-      results.stop_reason = "line_search";
+      summary.history.push_back(record);
+      summary.Stop(Termination::kLineSearchFailed,
+                   "the exact line search found no minimizer along the Newton direction at iteration " +
+                       std::to_string(iteration));
       break;
     }
     record.step = search.step;
-    results.history.push_back(record);
+    summary.history.push_back(record);
 
     // Take the step.
     velocity.noalias() += search.step * search_direction;
     previous_cost = cost;
     previous_step = search.step;
   }
+  summary.seconds.total = SecondsSince(solve_start);
   return results;
 }
 

@@ -18,6 +18,7 @@
 
 #include "formulations/contact/contact_model.h"
 #include "formulations/solvers/exact_line_search.h"
+#include "formulations/solvers/solver_summary.h"
 
 namespace contactlab::solvers {
 
@@ -101,30 +102,15 @@ struct SapSolverOptions {
   std::string Validate() const;
 };
 
-// Statistics of one Newton iteration (MuJoCo-style solver trace).
-struct SapIteration {
-  double cost = 0.0;                  // ℓ at the start of the iteration [J]
-  double optimality_residual = 0.0;   // ‖D ∇ℓ‖ [√J]
-  double optimality_threshold = 0.0;  // ε_a + ε_r max(‖D p‖, ‖D j_c‖) [√J]
-  double step = 0.0;                  // line-search α
-  int line_search_evaluations = 0;
-};
-
 struct SapSolverResults {
   Eigen::VectorXd velocity;                 // v
   std::vector<Vector3> impulses;            // γ per constraint, contact frame [N s]
   std::vector<Vector3> contact_velocities;  // v_c per constraint [m/s]
-  double cost = 0.0;                        // ℓ(v) [J]
-  int iterations = 0;                       // Newton iterations taken
-  int line_search_evaluations = 0;
-  bool converged = false;
-  // "optimality", "cost", "max_iterations", "line_search", "factorization".
-  std::string stop_reason;
-  double residual = 0.0;  // final ‖D∇ℓ‖ / threshold (≤ 1 when optimal)
-  std::vector<SapIteration> history;
-  double factorization_seconds = 0.0;  // building and factoring H, and the Newton solves
-  double line_search_seconds = 0.0;    // inside the exact line search
-  std::string BriefReport() const;     // one line
+  // Termination (kConverged: the optimality rule; kCostStagnation; kMaxIterations;
+  // kLineSearchFailed; kNumericalFailure: H could not be factored), Newton iterations, cost
+  // ℓ(v) [J], ‖D∇ℓ‖ / threshold, the history (one record per iterate, the last one final) and
+  // the time split (linear_solve: building and factoring H and the Newton solves).
+  SolverSummary summary;
 };
 
 // ℓ(v) and its pieces, for tests and diagnostics.

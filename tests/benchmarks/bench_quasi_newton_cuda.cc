@@ -39,7 +39,8 @@ BenchmarkCase MakeCase(const benchmark::State& state) {
   examples::PressedBlockParameters parameters;
   parameters.particles_per_side = static_cast<int>(state.range(0));
   parameters.particle_layers = 3;
-  parameters.contact.model = state.range(1) == 0 ? "lagged" : "sap_cone";
+  parameters.contact.model =
+      state.range(1) == 0 ? contact::ContactModelKind::kLagged : contact::ContactModelKind::kSapCone;
   BenchmarkCase result;
   if (state.range(2) == 0) {
     result.options.relative_tolerance = 1e-14;  // never met: exactly max_iterations
@@ -71,8 +72,8 @@ void BM_QuasiNewtonCpu(benchmark::State& state) {
     const QuasiNewtonResults results = SolveQuasiNewton(benchmark_case.owned.problem, benchmark_case.options);
     seconds += omp_get_wtime() - start;
     benchmark::DoNotOptimize(results.velocity.data());
-    iterations += results.iterations;
-    evaluations += results.line_search_evaluations;
+    iterations += results.summary.iterations;
+    evaluations += results.summary.line_search_evaluations;
     solves += 1;
   }
   SetCounters(state, benchmark_case, seconds, iterations, evaluations, solves);
@@ -97,8 +98,8 @@ void BM_QuasiNewtonCuda(benchmark::State& state) {
     const QuasiNewtonResults results = solver.Solve(benchmark_case.owned.problem, benchmark_case.options);
     seconds += omp_get_wtime() - start;
     benchmark::DoNotOptimize(results.velocity.data());
-    iterations += results.iterations;
-    evaluations += results.line_search_evaluations;
+    iterations += results.summary.iterations;
+    evaluations += results.summary.line_search_evaluations;
     solves += 1;
     const CudaQuasiNewtonTimings& timings = solver.last_timings();
     pack += timings.pack_seconds;

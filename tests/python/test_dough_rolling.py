@@ -161,8 +161,8 @@ def test_history_from_the_solver_log_iteration_records(tmp_path, make_run):
     norms = 10.0 ** -iteration.astype(float) * np.where(solve == 1, 2.0, 1.0)
     with h5py.File(path, "r+") as f:
         group = f.create_group("solver_log/iterations")
-        for name, data in (("time", time), ("solve", solve), ("iteration", iteration),
-                           ("gradient_norm", norms), ("threshold", np.full(10, 1e-3)),
+        for name, data in (("time", time), ("kind", np.ones(10, dtype=np.int8)), ("solve", solve),
+                           ("iteration", iteration), ("residual", norms), ("threshold", np.full(10, 1e-3)),
                            ("cost", -norms)):
             group.create_dataset(name, data=data)
     run = Run.open(path)

@@ -58,7 +58,7 @@ struct SapCase {
 
 ContactModelParameters SapParameters(double stiffness, double dissipation_time_scale) {
   ContactModelParameters parameters;
-  parameters.model = "sap_cone";
+  parameters.model = ContactModelKind::kSapCone;
   parameters.stiffness = stiffness;
   parameters.dissipation_time_scale = dissipation_time_scale;
   return parameters;
@@ -433,7 +433,7 @@ struct LaggedCase {
 
 ContactModelParameters LaggedParameters(double stiffness, double dissipation) {
   ContactModelParameters parameters;
-  parameters.model = "lagged";
+  parameters.model = ContactModelKind::kLagged;
   parameters.stiffness = stiffness;
   parameters.hunt_crossley_dissipation = dissipation;
   return parameters;
@@ -715,7 +715,7 @@ TEST(ContactModelParameters, RoundTripThroughAParameterSet) {
   parameters.SetFromText("contact.stiction_tolerance", "1e-4", "test");
   parameters.Validate();
   const ContactModelParameters read = ContactModelParameters::FromParameters(parameters);
-  EXPECT_EQ(read.model, "lagged");
+  EXPECT_EQ(read.model, ContactModelKind::kLagged);
   EXPECT_EQ(read.stiffness, 2.5e4);
   EXPECT_EQ(read.dissipation_time_scale, 0.002);
   EXPECT_EQ(read.hunt_crossley_dissipation, 20.0);
@@ -737,21 +737,27 @@ TEST(ContactModelParameters, RoundTripThroughAParameterSet) {
 
 TEST(MakeContactModel, BuildsEachModelAndRejectsUnknownNames) {
   ContactModelParameters parameters;
-  parameters.model = "sap_cone";
-  EXPECT_EQ(MakeContactModel(parameters)->name(), "sap_cone");
-  parameters.model = "lagged";
-  EXPECT_EQ(MakeContactModel(parameters)->name(), "lagged");
+  // Every name of the table builds the model of that name.
+  for (const auto& [name, kind] : ContactModelNames()) {
+    parameters.model = kind;
+    EXPECT_EQ(MakeContactModel(parameters)->name(), name);
+  }
 
-  parameters.model = "hunt_crossley";
+  ParameterSet set;
+  set.Declare(ContactModelParameters::Specs());
+  set.SetFromText("contact.model", "lagged", "test");
+  EXPECT_EQ(ContactModelParameters::FromParameters(set).model, ContactModelKind::kLagged);
   try {
-    MakeContactModel(parameters);
-    ADD_FAILURE() << "an unknown model was built";
+    set.SetFromText("contact.model", "hunt_crossley", "test");
+    set.Validate();
+    ContactModelParameters::FromParameters(set);
+    ADD_FAILURE() << "an unknown model was accepted";
   } catch (const InputError& error) {
     EXPECT_NE(std::string(error.what()).find("contact.model"), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find("hunt_crossley"), std::string::npos) << error.what();
   }
 
-  parameters.model = "sap_cone";
+  parameters.model = ContactModelKind::kSapCone;
   parameters.friction_regularization = 0.0;
   try {
     MakeContactModel(parameters);
@@ -766,12 +772,12 @@ TEST(MakeContactModel, FactoryModelsMatchDirectConstruction) {
   ContactModelParameters parameters;
   const ContactPointState state = State(1e-4, -0.1, 0.6, 200.0);
   const Vector3 velocity(0.02, -0.01, -0.05);
-  for (const char* name : {"sap_cone", "lagged"}) {
-    parameters.model = name;
+  for (const auto& [name, kind] : ContactModelNames()) {
+    parameters.model = kind;
     const std::unique_ptr<ContactModel> model = MakeContactModel(parameters);
     const PreparedContact contact = model->Prepare(state, 1e-3);
     Vector3 direct;
-    if (parameters.model == "sap_cone") {
+    if (kind == ContactModelKind::kSapCone) {
       direct = SapFrictionCone(parameters).Impulse(SapFrictionCone(parameters).Prepare(state, 1e-3), velocity);
     } else {
       direct = LaggedHuntCrossley(parameters).Impulse(LaggedHuntCrossley(parameters).Prepare(state, 1e-3), velocity);

@@ -551,10 +551,15 @@ TEST(ImplicitMpmSolve, LinearCorotatedConvergesInOneNewtonStep) {
   linear_algebra::SparseCholesky cholesky;
   Eigen::VectorXd velocity;
   SparseMatrix hessian;
-  const ImplicitMpmSummary summary = scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
-  EXPECT_TRUE(summary.converged);
-  EXPECT_EQ(summary.newton_iterations, 1);
-  EXPECT_EQ(summary.line_search_backtracks, 0);
+  const solvers::SolverSummary summary =
+      scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
+  EXPECT_TRUE(summary.converged());
+  EXPECT_EQ(summary.iterations, 1);
+  EXPECT_EQ(summary.line_search_evaluations, 0);
+  // The shared history: the initial iterate and the solution, the exact step α = 1.
+  ASSERT_EQ(summary.history.size(), 2u);
+  EXPECT_EQ(summary.history[0].step, 1.0);
+  EXPECT_LT(summary.history[1].residual, summary.history[0].residual);
   EXPECT_LT(ScaledGradient(scene, velocity), 1e-8);
   EXPECT_LT(summary.residual, 1e-2);  // relative to the 1e-6 threshold
   // The returned A is ∇²E(v*) (constant for this model).
@@ -574,9 +579,10 @@ TEST(ImplicitMpmSolve, FixedCorotatedNewtonDecreasesEnergyMonotonically) {
   linear_algebra::SparseCholesky cholesky;
   Eigen::VectorXd velocity;
   SparseMatrix hessian;
-  const ImplicitMpmSummary summary = scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
-  EXPECT_TRUE(summary.converged);
-  EXPECT_GE(summary.newton_iterations, 2);
+  const solvers::SolverSummary summary =
+      scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
+  EXPECT_TRUE(summary.converged());
+  EXPECT_GE(summary.iterations, 2);
   EXPECT_LE(summary.residual, 1.0);
   EXPECT_LE(ScaledGradient(scene, velocity), 1e-6 * (1.0 + 1e-9));
   const Eigen::MatrixXd expected = Eigen::MatrixXd(scene.problem.Hessian(velocity));
@@ -584,18 +590,25 @@ TEST(ImplicitMpmSolve, FixedCorotatedNewtonDecreasesEnergyMonotonically) {
 
   // The iterates v_k (stopping after k Newton steps) have decreasing energy.
   double previous = scene.problem.Energy(scene.problem.initial_velocity());
-  for (int iterations = 1; iterations <= summary.newton_iterations; ++iterations) {
+  for (int iterations = 1; iterations <= summary.iterations; ++iterations) {
     ImplicitMpmOptions options;
     options.max_newton_iterations = iterations;
     Eigen::VectorXd iterate;
-    const ImplicitMpmSummary partial = scene.problem.SolveFreeMotion(options, cholesky, iterate, hessian);
-    EXPECT_EQ(partial.newton_iterations, iterations);
+    const solvers::SolverSummary partial = scene.problem.SolveFreeMotion(options, cholesky, iterate, hessian);
+    EXPECT_EQ(partial.iterations, iterations);
     const double energy = scene.problem.Energy(iterate);
     EXPECT_LT(energy, previous) << "Newton iteration " << iterations;
     previous = energy;
   }
-  std::printf("[ fixed corotated ] %d Newton iterations, %d backtracks, residual/threshold %.3g\n",
-              summary.newton_iterations, summary.line_search_backtracks, summary.residual);
+  // One history record per iterate, each accepted step lowering E, the last one final.
+  ASSERT_EQ(summary.history.size(), static_cast<std::size_t>(summary.iterations + 1));
+  for (int k = 0; k < summary.iterations; ++k) {
+    EXPECT_GT(summary.history[k].step, 0.0);
+    EXPECT_LT(summary.history[k + 1].cost, summary.history[k].cost);
+  }
+  EXPECT_EQ(summary.termination, solvers::Termination::kConverged) << summary.message;
+  std::printf("[ fixed corotated ] %d Newton iterations, %d line-search evaluations, residual/threshold %.3g\n",
+              summary.iterations, summary.line_search_evaluations, summary.residual);
 }
 
 // ---- Pattern, momentum, determinism ------------------------------------------------------
@@ -634,8 +647,9 @@ TEST(ImplicitMpmSolve, WithoutElasticityOrGravityVelocitiesStay) {
   linear_algebra::SparseCholesky cholesky;
   Eigen::VectorXd velocity;
   SparseMatrix hessian;
-  const ImplicitMpmSummary summary = scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
-  EXPECT_TRUE(summary.converged);
+  const solvers::SolverSummary summary =
+      scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
+  EXPECT_TRUE(summary.converged());
   EXPECT_EQ(MaxAbs(velocity - scene.problem.initial_velocity()), 0.0);
 }
 
@@ -649,8 +663,9 @@ TEST(ImplicitMpmSolve, UnstressedBodyFallsFreely) {
     linear_algebra::SparseCholesky cholesky;
     Eigen::VectorXd velocity;
     SparseMatrix hessian;
-    const ImplicitMpmSummary summary = scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
-    EXPECT_TRUE(summary.converged) << material.name;
+    const solvers::SolverSummary summary =
+        scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
+    EXPECT_TRUE(summary.converged()) << material.name;
     for (int node = 0; node < scene.problem.num_active_nodes(); ++node) {
       const Vector3 expected = scene.problem.initial_velocity().segment<3>(3 * node) + scene.dt * scene.gravity;
       EXPECT_LT((velocity.segment<3>(3 * node) - expected).norm(), 1e-12 * expected.norm()) << material.name;
@@ -755,7 +770,7 @@ TEST(ImplicitMpmHessian, BallOnSlopeAssemblyTime) {
   linear_algebra::SparseCholesky cholesky;
   Eigen::VectorXd free_motion;
   start = Clock::now();
-  const ImplicitMpmSummary summary =
+  const solvers::SolverSummary summary =
       scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, free_motion, hessian);
   const double solve_time = milliseconds(Clock::now() - start);
   omp_set_num_threads(default_threads);
@@ -765,8 +780,8 @@ TEST(ImplicitMpmHessian, BallOnSlopeAssemblyTime) {
       "%.3f ms mean (1 thread); Setup %.3f ms; SolveFreeMotion %.3f ms\n",
       scene.particles.size(), scene.problem.num_active_nodes(), static_cast<long>(hessian.nonZeros()), best,
       total / kRepetitions, setup_time, solve_time);
-  EXPECT_TRUE(summary.converged);
-  EXPECT_EQ(summary.newton_iterations, 1);
+  EXPECT_TRUE(summary.converged());
+  EXPECT_EQ(summary.iterations, 1);
 }
 
 }  // namespace

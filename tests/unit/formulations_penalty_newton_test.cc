@@ -156,13 +156,26 @@ TEST(StabilizedNewton, ConvergesOnAKinkedNonsymmetricSystem) {
     options.preconditioner = preconditioner;
     options.residual_tolerance = 1e-10;
     Eigen::VectorXd x = Eigen::VectorXd::Zero(40);
-    const StabilizedNewtonSummary summary = SolveStabilizedNewton(system, options, x);
-    EXPECT_EQ(summary.termination, NewtonTermination::kResidual) << summary.BriefReport();
-    EXPECT_LT((x - system.solution()).norm(), 1e-9 * system.solution().norm()) << summary.BriefReport();
-    EXPECT_LT(summary.iterations, 40) << summary.BriefReport();
+    const StabilizedNewtonResults results = SolveStabilizedNewton(system, options, x);
+    const solvers::SolverSummary& summary = results.summary;
+    EXPECT_EQ(summary.termination, solvers::Termination::kConverged) << results.BriefReport();
+    EXPECT_LT((x - system.solution()).norm(), 1e-9 * system.solution().norm()) << results.BriefReport();
+    EXPECT_LT(summary.iterations, 40) << results.BriefReport();
+    // The shared shape: one record per iterate (the last one final), each with its GMRES
+    // count summed into linear_iterations, ‖g‖ against τ_g and the merit E = ½‖g‖².
+    ASSERT_EQ(summary.history.size(), static_cast<std::size_t>(summary.iterations + 1));
+    ASSERT_EQ(results.details.size(), summary.history.size());
+    int linear_iterations = 0;
+    for (const solvers::SolverIterationRecord& record : summary.history) {
+      linear_iterations += record.linear_iterations;
+      EXPECT_EQ(record.threshold, options.residual_tolerance);
+      EXPECT_NEAR(record.cost, 0.5 * record.residual * record.residual, 1e-15 * (1.0 + record.cost));
+    }
+    EXPECT_EQ(linear_iterations, summary.linear_iterations);
+    EXPECT_LE(summary.residual, 1.0);
     // The merit E = ½‖g‖² never increases between accepted iterates.
-    for (std::size_t k = 1; k < summary.records.size(); ++k) {
-      EXPECT_LE(summary.records[k].residual_norm, summary.records[k - 1].residual_norm * (1.0 + 1e-12));
+    for (std::size_t k = 1; k < summary.history.size(); ++k) {
+      EXPECT_LE(summary.history[k].residual, summary.history[k - 1].residual * (1.0 + 1e-12));
     }
   }
 }
@@ -189,9 +202,10 @@ TEST(StabilizedNewton, ReportsAStationaryPointThatIsNoSolution) {
   StabilizedNewtonOptions options;
   options.stationarity_tolerance = 1e-6;
   Eigen::VectorXd x = Eigen::VectorXd::Constant(1, 0.5);
-  const StabilizedNewtonSummary summary = SolveStabilizedNewton(system, options, x);
-  EXPECT_EQ(summary.termination, NewtonTermination::kStationary) << summary.BriefReport();
-  EXPECT_FALSE(summary.converged());
+  const StabilizedNewtonResults results = SolveStabilizedNewton(system, options, x);
+  EXPECT_EQ(results.summary.termination, solvers::Termination::kStationary) << results.BriefReport();
+  EXPECT_FALSE(results.converged());
+  EXPECT_NE(results.summary.message.find("|H^T g|"), std::string::npos) << results.summary.message;
   EXPECT_NEAR(x[0], 0.0, 1e-6);
 }
 

@@ -85,7 +85,7 @@ Matrix3 FromDevice(const gpu::Sym3& s) {
 
 contact::ContactModelParameters ModelParameters(const std::string& model, double stiffness) {
   contact::ContactModelParameters parameters;
-  parameters.model = model;
+  parameters.model = ParseChoice("contact.model", model, contact::ContactModelNames());
   parameters.stiffness = stiffness;
   return parameters;
 }
@@ -480,7 +480,7 @@ std::vector<ProblemCase> ConvergentCases() {
                    }});
   cases.push_back({"soft pressed block, sap_cone, frictionless", [] {
                      examples::PressedBlockParameters parameters = SoftBlock(0.0);
-                     parameters.contact.model = "sap_cone";
+                     parameters.contact.model = contact::ContactModelKind::kSapCone;
                      return examples::PressedBlockProblem(parameters);
                    }});
   cases.push_back({"random, sap_cone", [] {
@@ -505,7 +505,7 @@ std::vector<ProblemCase> StiffCases() {
                        examples::PressedBlockParameters parameters;
                        parameters.particles_per_side = 8;
                        parameters.particle_layers = 3;
-                       parameters.contact.model = model;
+                       parameters.contact.model = ParseChoice("contact.model", model, contact::ContactModelNames());
                        return examples::PressedBlockProblem(parameters);
                      }});
     cases.push_back({"block on a moving surface, " + model, [model] {
@@ -514,7 +514,7 @@ std::vector<ProblemCase> StiffCases() {
                        parameters.particle_layers = 3;
                        parameters.tilt = 0.0;
                        parameters.surface_velocity = Vector3(0.1, -0.05, 0.02);
-                       parameters.contact.model = model;
+                       parameters.contact.model = ParseChoice("contact.model", model, contact::ContactModelNames());
                        return examples::PressedBlockProblem(parameters);
                      }});
     cases.push_back({"random, " + model,
@@ -528,15 +528,17 @@ std::vector<ProblemCase> StiffCases() {
 // iteration once a line search branches differently), hence few iterations.
 void ExpectSameIterates(const SubstepContactProblem& problem, const QuasiNewtonResults& reference,
                         const QuasiNewtonResults& candidate, const std::string& label) {
-  EXPECT_EQ(candidate.stop_reason, reference.stop_reason) << label;
-  EXPECT_EQ(candidate.iterations, reference.iterations) << label;
-  ASSERT_EQ(candidate.history.size(), reference.history.size()) << label;
-  for (std::size_t k = 0; k < reference.history.size(); ++k) {
-    EXPECT_NEAR(candidate.history[k].step, reference.history[k].step, 1e-8) << label << " iteration " << k;
-    EXPECT_NEAR(candidate.history[k].cost, reference.history[k].cost, 1e-10 * std::abs(reference.history[k].cost))
+  EXPECT_EQ(candidate.summary.termination, reference.summary.termination) << label;
+  EXPECT_EQ(candidate.summary.iterations, reference.summary.iterations) << label;
+  ASSERT_EQ(candidate.summary.history.size(), reference.summary.history.size()) << label;
+  for (std::size_t k = 0; k < reference.summary.history.size(); ++k) {
+    EXPECT_NEAR(candidate.summary.history[k].step, reference.summary.history[k].step, 1e-8)
         << label << " iteration " << k;
-    EXPECT_NEAR(candidate.history[k].gradient_norm, reference.history[k].gradient_norm,
-                1e-8 * reference.history[k].gradient_norm)
+    EXPECT_NEAR(candidate.summary.history[k].cost, reference.summary.history[k].cost,
+                1e-10 * std::abs(reference.summary.history[k].cost))
+        << label << " iteration " << k;
+    EXPECT_NEAR(candidate.summary.history[k].residual, reference.summary.history[k].residual,
+                1e-8 * reference.summary.history[k].residual)
         << label << " iteration " << k;
   }
   double distance_squared = 0.0, largest_impulse = 0.0, impulse_error = 0.0;
@@ -578,12 +580,13 @@ TEST(EmulatedDeviceSolver, ConvergesToTheCpuSolution) {
     options.relative_tolerance = kTightTolerance;
     const QuasiNewtonResults cpu = SolveQuasiNewton(owned.problem, options);
     const QuasiNewtonResults emulated = gpu::EmulateCudaQuasiNewton(owned.problem, options);
-    ASSERT_TRUE(cpu.converged) << problem_case.label << ": " << cpu.stop_reason;
-    EXPECT_TRUE(emulated.converged) << problem_case.label << ": " << emulated.stop_reason;
-    EXPECT_LT(emulated.residual, kTightTolerance) << problem_case.label;
+    ASSERT_TRUE(cpu.summary.converged()) << problem_case.label << ": " << cpu.summary.message;
+    EXPECT_TRUE(emulated.summary.converged()) << problem_case.label << ": " << emulated.summary.message;
+    EXPECT_LE(emulated.summary.residual, 1.0) << problem_case.label;  // residual / threshold
     ExpectSolutionsAgree(owned.problem, cpu, emulated, kTightTolerance, problem_case.label);
     // The reported cost is the cost of the returned velocities.
-    EXPECT_NEAR(emulated.cost, QuasiNewtonCost(owned.problem, emulated.velocity), 1e-12 * std::abs(emulated.cost))
+    EXPECT_NEAR(emulated.summary.cost, QuasiNewtonCost(owned.problem, emulated.velocity),
+                1e-12 * std::abs(emulated.summary.cost))
         << problem_case.label;
   }
 }
@@ -784,12 +787,12 @@ TEST_F(CudaQuasiNewtonSolverTest, ConvergesToTheCpuSolution) {
     options.relative_tolerance = kTightTolerance;
     const QuasiNewtonResults cpu = SolveQuasiNewton(owned.problem, options);
     const QuasiNewtonResults gpu = solver.Solve(owned.problem, options);
-    ASSERT_TRUE(cpu.converged) << problem_case.label << ": " << cpu.stop_reason;
-    EXPECT_TRUE(gpu.converged) << problem_case.label << ": " << gpu.stop_reason;
-    EXPECT_LT(gpu.residual, kTightTolerance) << problem_case.label;
+    ASSERT_TRUE(cpu.summary.converged()) << problem_case.label << ": " << cpu.summary.message;
+    EXPECT_TRUE(gpu.summary.converged()) << problem_case.label << ": " << gpu.summary.message;
+    EXPECT_LE(gpu.summary.residual, 1.0) << problem_case.label;  // residual / threshold
     ExpectSolutionsAgree(owned.problem, cpu, gpu, kTightTolerance, problem_case.label);
     // The device reports the cost of the velocities it returns.
-    EXPECT_NEAR(gpu.cost, QuasiNewtonCost(owned.problem, gpu.velocity), 1e-10 * std::abs(gpu.cost))
+    EXPECT_NEAR(gpu.summary.cost, QuasiNewtonCost(owned.problem, gpu.velocity), 1e-10 * std::abs(gpu.summary.cost))
         << problem_case.label;
   }
 }
@@ -818,7 +821,7 @@ TEST_F(CudaQuasiNewtonSolverTest, ReusesBuffersAndAgreesWithoutWarpAggregation) 
     const examples::OwnedSubstepProblem owned = examples::PressedBlockProblem(parameters);
     const std::string label = "side " + std::to_string(side);
     const QuasiNewtonResults cpu = SolveQuasiNewton(owned.problem, options);
-    ASSERT_TRUE(cpu.converged) << label;
+    ASSERT_TRUE(cpu.summary.converged()) << label;
     ExpectSolutionsAgree(owned.problem, cpu, aggregated.Solve(owned.problem, options), kTightTolerance, label);
     ExpectSolutionsAgree(owned.problem, cpu, plain.Solve(owned.problem, options), kTightTolerance, label + " plain");
   }
@@ -834,8 +837,8 @@ TEST_F(CudaQuasiNewtonSolverTest, TenThousandContactsMatchTheCpuSolver) {
   CudaQuasiNewtonSolver solver;
   const QuasiNewtonResults gpu = solver.Solve(owned.problem, options);
   const QuasiNewtonResults cpu = SolveQuasiNewton(owned.problem, options);
-  ASSERT_TRUE(cpu.converged) << cpu.stop_reason;
-  EXPECT_TRUE(gpu.converged) << gpu.stop_reason;
+  ASSERT_TRUE(cpu.summary.converged()) << cpu.summary.message;
+  EXPECT_TRUE(gpu.summary.converged()) << gpu.summary.message;
   ExpectSolutionsAgree(owned.problem, cpu, gpu, 1e-8, "10k contacts");
 }
 
@@ -900,8 +903,8 @@ TEST(CudaQuasiNewtonSolverHost, NoContactsAndInvalidInputNeedNoDevice) {
   examples::OwnedSubstepProblem owned = examples::RandomSubstepProblem(30, 0, ModelParameters("lagged", 1e4), 1);
   CudaQuasiNewtonSolver solver;
   const QuasiNewtonResults results = solver.Solve(owned.problem, QuasiNewtonOptions());
-  EXPECT_TRUE(results.converged);
-  EXPECT_EQ(results.stop_reason, "no_contacts");
+  EXPECT_TRUE(results.summary.converged());
+  EXPECT_EQ(results.summary.termination, solvers::Termination::kNothingToSolve);
   EXPECT_EQ(results.velocity, owned.problem.free_velocity);
 
   QuasiNewtonOptions bad_options;

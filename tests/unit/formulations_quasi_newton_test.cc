@@ -41,7 +41,7 @@ RandomSubstepProblem MakeRandomProblem(const std::string& model_name, int contac
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   RandomSubstepProblem result;
   contact::ContactModelParameters parameters;
-  parameters.model = model_name;
+  parameters.model = ParseChoice("contact.model", model_name, contact::ContactModelNames());
   parameters.stiffness = stiffness;
   result.model = contact::MakeContactModel(parameters);
   SubstepContactProblem& problem = result.problem;
@@ -230,16 +230,17 @@ TEST(QuasiNewtonSolver, CostDecreasesMonotonicallyAndTheStoppingRuleHolds) {
     options.max_iterations = 100000;
     options.record_history = true;
     const QuasiNewtonResults results = SolveQuasiNewton(random.problem, options);
-    ASSERT_TRUE(results.converged) << model << " " << results.stop_reason;
-    ASSERT_EQ(results.history.size(), static_cast<std::size_t>(results.iterations + 1));
-    for (std::size_t k = 1; k < results.history.size(); ++k) {
-      EXPECT_LE(results.history[k].cost, results.history[k - 1].cost + 1e-14 * std::abs(results.history[k - 1].cost))
+    ASSERT_TRUE(results.summary.converged()) << model << " " << results.summary.message;
+    ASSERT_EQ(results.summary.history.size(), static_cast<std::size_t>(results.summary.iterations + 1));
+    for (std::size_t k = 1; k < results.summary.history.size(); ++k) {
+      EXPECT_LE(results.summary.history[k].cost,
+                results.summary.history[k - 1].cost + 1e-14 * std::abs(results.summary.history[k - 1].cost))
           << model << " iteration " << k;
     }
-    EXPECT_LT(results.history.back().gradient_norm, results.history.back().threshold);
-    EXPECT_GT(results.iterations, 1) << "a block-diagonal step alone should not solve a coupled problem";
-    std::cout << model << ": " << results.iterations << " iterations to eps_r = 1e-8, "
-              << results.line_search_evaluations << " line-search evaluations\n";
+    EXPECT_LT(results.summary.history.back().residual, results.summary.history.back().threshold);
+    EXPECT_GT(results.summary.iterations, 1) << "a block-diagonal step alone should not solve a coupled problem";
+    std::cout << model << ": " << results.summary.iterations << " iterations to eps_r = 1e-8, "
+              << results.summary.line_search_evaluations << " line-search evaluations\n";
   }
 }
 
@@ -267,13 +268,13 @@ TEST(QuasiNewtonSolver, AgreesWithSapOnTheSameSubstepProblem) {
     sap_options.relative_tolerance = 1e-12;
     const solvers::SapSolverResults sap_results =
         solvers::SolveSap(sap_problem, system, sap_problem.free_motion_velocity, sap_options);
-    ASSERT_TRUE(sap_results.converged) << sap_results.BriefReport();
+    ASSERT_TRUE(sap_results.summary.converged()) << sap_results.summary.BriefReport("sap");
     QuasiNewtonOptions options;
     options.relative_tolerance = 1e-10;
     options.max_iterations = 100000;
     options.record_history = true;
     const QuasiNewtonResults results = SolveQuasiNewton(problem, options);
-    ASSERT_TRUE(results.converged) << results.stop_reason;
+    ASSERT_TRUE(results.summary.converged()) << results.summary.message;
     const Eigen::VectorXd difference = Flatten(results.velocity) - sap_results.velocity;
     const double scale = Flatten(problem.free_velocity).norm();
     EXPECT_LT(difference.norm(), 1e-8 * scale) << model;
@@ -282,7 +283,7 @@ TEST(QuasiNewtonSolver, AgreesWithSapOnTheSameSubstepProblem) {
                 1e-6 * std::max(1e-12, sap_results.impulses[c].norm()) + 1e-14)
           << model << " contact " << c;
     }
-    std::cout << model << ": QN " << results.iterations << " iterations, SAP " << sap_results.iterations
+    std::cout << model << ": QN " << results.summary.iterations << " iterations, SAP " << sap_results.summary.iterations
               << " Newton iterations, |v_qn - v_sap|/|v*| = " << difference.norm() / scale << "\n";
   }
 }
@@ -331,9 +332,10 @@ TEST(QuasiNewtonSolver, AgreesWithAnIndependentCeresSolve) {
       options.relative_tolerance = 1e-12;
       options.max_iterations = 100000;
       const QuasiNewtonResults results = SolveQuasiNewton(random.problem, options);
-      ASSERT_TRUE(results.converged);
+      ASSERT_TRUE(results.summary.converged());
       const double reference_cost = DenseCost(random, reference, nullptr);
-      EXPECT_NEAR(results.cost, reference_cost, 1e-12 * std::max(1.0, std::abs(reference_cost))) << model << seed;
+      EXPECT_NEAR(results.summary.cost, reference_cost, 1e-12 * std::max(1.0, std::abs(reference_cost)))
+          << model << seed;
       // Strong convexity (modulus 1 in u) bounds ‖u_qn − u_ceres‖ by the sum of the two
       // scaled gradient norms; the bound itself is round-off sized.
       Eigen::VectorXd qn_gradient, reference_gradient;
@@ -359,8 +361,8 @@ TEST(QuasiNewtonSolver, OneAndTwoThreadsGiveTheSameBits) {
   omp_set_num_threads(2);
   const QuasiNewtonResults two = SolveQuasiNewton(random.problem, options);
   omp_set_num_threads(threads);
-  ASSERT_EQ(one.iterations, two.iterations);
-  ASSERT_GT(one.iterations, 1);
+  ASSERT_EQ(one.summary.iterations, two.summary.iterations);
+  ASSERT_GT(one.summary.iterations, 1);
   for (std::size_t i = 0; i < one.velocity.size(); ++i) {
     ASSERT_EQ(one.velocity[i], two.velocity[i]) << "node " << i;
   }
@@ -371,9 +373,9 @@ TEST(QuasiNewtonSolver, WithoutContactsTheFreeMotionIsReturned) {
   RandomSubstepProblem random = MakeRandomProblem("lagged", 5, 6, 41);
   random.problem.contacts.clear();
   const QuasiNewtonResults results = SolveQuasiNewton(random.problem, QuasiNewtonOptions{});
-  EXPECT_TRUE(results.converged);
-  EXPECT_EQ(results.stop_reason, "no_contacts");
-  EXPECT_EQ(results.iterations, 0);
+  EXPECT_TRUE(results.summary.converged());
+  EXPECT_EQ(results.summary.termination, solvers::Termination::kNothingToSolve);
+  EXPECT_EQ(results.summary.iterations, 0);
   EXPECT_EQ(results.velocity, random.problem.free_velocity);
 }
 
@@ -396,7 +398,7 @@ TEST(QuasiNewtonSolver, MalformedProblemsAndOptionsAreRejected) {
 QuasiNewtonFormulationOptions FormulationOptions(int substeps) {
   QuasiNewtonFormulationOptions options;
   options.substeps = substeps;
-  options.contact.model = "lagged";
+  options.contact.model = contact::ContactModelKind::kLagged;
   options.solver.relative_tolerance = 1e-6;
   // The softer of spec A1's stiffness rules keeps the iteration counts, and the test, short.
   options.stiffness_rule = quasi_newton::StiffnessRule::kNearRigidParticleMass;

@@ -162,7 +162,7 @@ struct RandomProblem {
 
 ContactModelParameters ModelParameters(const std::string& model) {
   ContactModelParameters parameters;
-  parameters.model = model;
+  parameters.model = ParseChoice("contact.model", model, contact::ContactModelNames());
   // SAP's near-rigid cap decides its normal compliance, so the stiff default stays. The
   // lagged model has no such cap; k = 1e4 N/m keeps δt² k ~ 1 comparable with A so the
   // L-BFGS reference converges well (the solver itself does not need it).
@@ -329,17 +329,21 @@ void CompareWithCeres(const std::string& model_name) {
     DenseSapLinearSystem system(random.dynamics_matrix);
     const SapSolverResults default_results =
         SolveSap(random.problem, system, random.problem.free_motion_velocity, SapSolverOptions{});
-    EXPECT_TRUE(default_results.converged) << default_results.BriefReport();
-    EXPECT_EQ(default_results.stop_reason, "optimality") << default_results.BriefReport();
-    EXPECT_LE(default_results.residual, 1.0);
-    EXPECT_EQ(default_results.iterations, static_cast<int>(default_results.history.size()));
-    iteration_counts.push_back(default_results.iterations);
+    EXPECT_TRUE(default_results.summary.converged()) << default_results.summary.BriefReport("sap");
+    EXPECT_EQ(default_results.summary.termination, solvers::Termination::kConverged)
+        << default_results.summary.BriefReport("sap");
+    EXPECT_LE(default_results.summary.residual, 1.0);
+    // One history record per iterate: the Newton iterates, then the final one.
+    EXPECT_EQ(default_results.summary.iterations + 1, static_cast<int>(default_results.summary.history.size()));
+    EXPECT_EQ(default_results.summary.history.back().step, 0.0);
+    EXPECT_LE(default_results.summary.history.back().residual, default_results.summary.history.back().threshold);
+    iteration_counts.push_back(default_results.summary.iterations);
 
     SapSolverOptions tight;
     tight.relative_tolerance = 1e-10;
     const SapSolverResults results = SolveSap(random.problem, system, random.problem.free_motion_velocity, tight);
-    EXPECT_EQ(results.stop_reason, "optimality") << results.BriefReport();
-    tight_iteration_counts.push_back(results.iterations);
+    EXPECT_EQ(results.summary.termination, solvers::Termination::kConverged) << results.summary.BriefReport("sap");
+    tight_iteration_counts.push_back(results.summary.iterations);
 
     ceres::GradientProblemSolver::Summary summary;
     const Eigen::VectorXd reference = SolveWithCeres(random, summary);
@@ -354,7 +358,7 @@ void CompareWithCeres(const std::string& model_name) {
     EXPECT_LT((results.velocity - reference).norm(), 1e-6 * scale) << summary.BriefReport();
     largest_difference = std::max(largest_difference, (results.velocity - reference).norm() / scale);
     EXPECT_NEAR(sap_cost, ceres_cost, 1e-9 * std::max(1.0, std::abs(ceres_cost)));
-    EXPECT_NEAR(results.cost, sap_cost, 1e-12 * std::max(1.0, std::abs(sap_cost)));
+    EXPECT_NEAR(results.summary.cost, sap_cost, 1e-12 * std::max(1.0, std::abs(sap_cost)));
     EXPECT_NEAR(SapCost(random.problem, system, results.velocity), sap_cost, 1e-12 * std::max(1.0, std::abs(sap_cost)));
 
     // Regimes at the optimum, so that the comparison covers all three.
@@ -404,16 +408,17 @@ TEST(SapSolver, CostDecreasesMonotonically) {
       DenseSapLinearSystem system(random.dynamics_matrix);
       const Eigen::VectorXd start = Eigen::VectorXd::Constant(kUnknowns, -3.0);
       const SapSolverResults results = SolveSap(random.problem, system, start, SapSolverOptions{});
-      EXPECT_TRUE(results.converged) << results.BriefReport();
-      ASSERT_GE(results.history.size(), 2u) << results.BriefReport();
+      EXPECT_TRUE(results.summary.converged()) << results.summary.BriefReport("sap");
+      ASSERT_GE(results.summary.history.size(), 2u) << results.summary.BriefReport("sap");
       const double initial_cost = SapCost(random.problem, system, start);
-      EXPECT_DOUBLE_EQ(results.history.front().cost, initial_cost);
-      for (size_t k = 0; k < results.history.size(); ++k) {
-        const double next = k + 1 < results.history.size() ? results.history[k + 1].cost : results.cost;
-        const double current = results.history[k].cost;
+      EXPECT_DOUBLE_EQ(results.summary.history.front().cost, initial_cost);
+      EXPECT_EQ(results.summary.history.back().cost, results.summary.cost);
+      for (size_t k = 0; k + 1 < results.summary.history.size(); ++k) {
+        const double next = results.summary.history[k + 1].cost;
+        const double current = results.summary.history[k].cost;
         EXPECT_LE(next, current + 4e-16 * std::abs(current)) << "iteration " << k;
-        EXPECT_GT(results.history[k].step, 0.0);
-        EXPECT_GT(results.history[k].line_search_evaluations, 0);
+        EXPECT_GT(results.summary.history[k].step, 0.0);
+        EXPECT_GT(results.summary.history[k].line_search_evaluations, 0);
       }
     }
   }
@@ -438,9 +443,9 @@ TEST(SapSolver, QuadraticObjectiveConvergesInOneNewtonStep) {
   DenseSapLinearSystem system(random.dynamics_matrix);
   const SapSolverResults results =
       SolveSap(random.problem, system, random.problem.free_motion_velocity, SapSolverOptions{});
-  EXPECT_EQ(results.stop_reason, "optimality");
-  EXPECT_EQ(results.iterations, 1);
-  EXPECT_NEAR(results.history.at(0).step, 1.0, 1e-8);
+  EXPECT_EQ(results.summary.termination, solvers::Termination::kConverged);
+  EXPECT_EQ(results.summary.iterations, 1);
+  EXPECT_NEAR(results.summary.history.at(0).step, 1.0, 1e-8);
   const Eigen::MatrixXd& jacobian = random.jacobian;
   const Eigen::MatrixXd hessian = random.dynamics_matrix + jacobian.transpose() * stiffness.asDiagonal() * jacobian;
   const Eigen::VectorXd optimum =
@@ -621,8 +626,8 @@ SlopeRun SimulateSlope(double slope_angle, double friction_coefficient, int step
   SlopeRun run;
   for (int step = 0; step < steps; ++step) {
     const SapSolverResults results = stepper.Step(state);
-    run.all_converged = run.all_converged && results.converged;
-    run.max_iterations = std::max(run.max_iterations, results.iterations);
+    run.all_converged = run.all_converged && results.summary.converged();
+    run.max_iterations = std::max(run.max_iterations, results.summary.iterations);
     run.downhill_speed.push_back(state.velocity.head<3>().dot(downhill));
     run.largest_normal_speed = std::max(run.largest_normal_speed, std::abs(state.velocity.head<3>().dot(scene.normal)));
   }
@@ -702,8 +707,8 @@ SpinRun SimulatePizzaSaver(double torque, int steps) {
   SpinRun run;
   for (int step = 0; step < steps; ++step) {
     const SapSolverResults results = stepper.Step(state);
-    run.all_converged = run.all_converged && results.converged;
-    run.max_iterations = std::max(run.max_iterations, results.iterations);
+    run.all_converged = run.all_converged && results.summary.converged();
+    run.max_iterations = std::max(run.max_iterations, results.summary.iterations);
     run.spin.push_back(state.velocity(5));
     run.largest_tilt_rate = std::max(run.largest_tilt_rate, state.velocity.segment<2>(3).norm());
   }

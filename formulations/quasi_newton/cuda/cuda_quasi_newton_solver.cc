@@ -50,8 +50,7 @@ QuasiNewtonResults CudaQuasiNewtonSolver::Solve(const SubstepContactProblem& pro
   QuasiNewtonResults results;
   if (contact_count == 0) {
     results.velocity = problem.free_velocity;  // spec Y2: v* is optimal without contacts
-    results.converged = true;
-    results.stop_reason = "no_contacts";
+    results.summary.Stop(solvers::Termination::kNothingToSolve, "no contacts: v = v*");
     timings_.pack_seconds = SecondsSince(pack_start);
     return results;
   }
@@ -73,6 +72,7 @@ QuasiNewtonResults CudaQuasiNewtonSolver::Solve(const SubstepContactProblem& pro
   const Clock::time_point unpack_start = Clock::now();
   gpu::UnpackResults(summary, staged, order, results);
   timings_.unpack_seconds = SecondsSince(unpack_start);
+  results.summary.seconds.total = SecondsSince(pack_start);
   return results;
 }
 

@@ -426,7 +426,8 @@ DeviceSolveSummary DeviceSolver::Solve(const DeviceSolveSettings& settings) {
   summary.iterations = state.iterations;
   summary.line_search_evaluations = state.line_search_evaluations;
   summary.cost = state.cost;
-  summary.residual = state.residual;
+  summary.gradient_norm = state.gradient_norm;
+  summary.threshold = state.threshold;
   return summary;
 }
 

@@ -66,8 +66,9 @@ struct DeviceSolveSummary {
   int iterations = 0;
   int line_search_evaluations = 0;
   double cost = 0.0;
-  double residual = 0.0;
-  int synchronizations = 0;  // host waits on the device (one per batch)
+  double gradient_norm = 0.0;  // ‖M^-½ r‖ at the final iterate
+  double threshold = 0.0;      // the stopping rule's bound there
+  int synchronizations = 0;    // host waits on the device (one per batch)
   std::vector<DeviceIterationRecord> history;
 };
 

@@ -24,7 +24,8 @@ struct SolverState {
   int line_search_evaluations;  // summed over iterations
   double step;                  // α of the pending update
   double cost;                  // ℓ_p at the last evaluation
-  double residual;              // ‖M^-½ r‖ / max(‖M^½ v‖, ‖M^-½ j‖) at the last evaluation
+  double gradient_norm;         // ‖M^-½ r‖ at the last evaluation
+  double threshold;             // ε_a + ε_r max(‖M^½ v‖, ‖M^-½ j‖) at the last evaluation
 };
 
 // Read-only problem arrays (layout of HostProblemBuffers).
@@ -270,7 +271,8 @@ CONTACTLAB_HOST_DEVICE inline void ControlStep(const ControlSettings& settings,
   if (writer) {
     SolverState* state = work.state;
     state->cost = cost;
-    state->residual = scale > 0.0 ? gradient_norm / scale : 0.0;
+    state->gradient_norm = gradient_norm;
+    state->threshold = threshold;
     state->line_search_evaluations += record.line_search_evaluations;
     if (iteration < work.history_capacity) work.history[iteration] = record;
     if (stop != DeviceStopReason::kRunning) {

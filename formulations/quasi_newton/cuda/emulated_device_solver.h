@@ -111,7 +111,8 @@ DeviceSolveSummary EmulateDeviceSolve(const HostProblemBuffers& staged, const De
   summary.iterations = state.iterations;
   summary.line_search_evaluations = state.line_search_evaluations;
   summary.cost = state.cost;
-  summary.residual = state.residual;
+  summary.gradient_norm = state.gradient_norm;
+  summary.threshold = state.threshold;
   if (settings.record_history)
     history.resize(state.iterations + 1);
   else

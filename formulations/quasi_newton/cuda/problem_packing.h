@@ -118,18 +118,27 @@ inline DeviceSolveSettings MakeDeviceSettings(const SubstepContactProblem& probl
   return settings;
 }
 
-inline std::string StopReasonName(DeviceStopReason stop) {
-  switch (stop) {
+// The shared termination of a device stop reason, with the message the CPU solver gives.
+inline void StopLikeTheCpuSolver(const DeviceSolveSummary& device, solvers::SolverSummary& summary) {
+  switch (device.stop) {
     case DeviceStopReason::kOptimality:
-      return "optimality";
+      summary.Stop(solvers::Termination::kConverged,
+                   solvers::Compare("|M^-1/2 r|", device.gradient_norm, "<", device.threshold));
+      return;
     case DeviceStopReason::kMaxIterations:
-      return "max_iterations";
+      summary.Stop(solvers::Termination::kMaxIterations,
+                   "no convergence in " + std::to_string(device.iterations) + " iterations; " +
+                       solvers::Compare("|M^-1/2 r|", device.gradient_norm, ">=", device.threshold));
+      return;
     case DeviceStopReason::kLineSearch:
-      return "line_search";
+      summary.Stop(solvers::Termination::kLineSearchFailed,
+                   "the exact line search found no minimizer along the block-diagonal direction at iteration " +
+                       std::to_string(device.iterations));
+      return;
     case DeviceStopReason::kRunning:
       break;
   }
-  return "unknown";
+  summary.Stop(solvers::Termination::kNumericalFailure, "the device solve returned without a stop reason");
 }
 
 // Velocities, impulses (back in the problem's contact order) and statistics of a device solve.
@@ -145,17 +154,23 @@ inline void UnpackResults(const DeviceSolveSummary& summary, const HostProblemBu
   for (int q = 0; q < nc; ++q) {
     results.impulses[order[q]] = Vector3(staged.impulse[q], staged.impulse[nc + q], staged.impulse[2 * nc + q]);
   }
-  results.iterations = summary.iterations;
-  results.line_search_evaluations = summary.line_search_evaluations;
-  results.converged = summary.stop == DeviceStopReason::kOptimality;
-  results.residual = summary.residual;
-  results.cost = summary.cost;
-  results.stop_reason = StopReasonName(summary.stop);
-  results.history.clear();
-  results.history.reserve(summary.history.size());
+  solvers::SolverSummary& common = results.summary;
+  StopLikeTheCpuSolver(summary, common);
+  common.iterations = summary.iterations;
+  common.line_search_evaluations = summary.line_search_evaluations;
+  common.cost = summary.cost;
+  common.residual = solvers::ResidualRatio(summary.gradient_norm, summary.threshold);
+  common.history.clear();
+  common.history.reserve(summary.history.size());
   for (const DeviceIterationRecord& record : summary.history) {
-    results.history.push_back(
-        {record.cost, record.gradient_norm, record.threshold, record.step, record.line_search_evaluations});
+    solvers::SolverIterationRecord entry;
+    entry.iteration = static_cast<int>(common.history.size());
+    entry.cost = record.cost;
+    entry.residual = record.gradient_norm;
+    entry.threshold = record.threshold;
+    entry.step = record.step;
+    entry.line_search_evaluations = record.line_search_evaluations;
+    common.history.push_back(entry);
   }
 }
 
