@@ -52,6 +52,36 @@ class SparseGrid {
   int particle_block_begin(int block) const { return particle_block_begin_[block]; }
   const std::vector<int>& particle_blocks_of_color(int color) const { return blocks_of_color_[color]; }
 
+  // Halo box of a particle block B: the 6×6×6 nodes 4B … 4B+5 per axis that the stencils of
+  // its particles reach (base nodes 4B … 4B+3). They lie in the allocated blocks B + {0,1}³.
+  static constexpr int kHaloWidth = kBlockWidth + 2;
+  static constexpr int kHaloNodes = kHaloWidth * kHaloWidth * kHaloWidth;
+  // First node, 4B, of the halo box of a particle block.
+  NodeCoordinate HaloOrigin(int particle_block) const {
+    return kBlockWidth * particle_block_coordinates_[particle_block];
+  }
+  // Node indices of the halo box of a particle block, ordered x + 6y + 36z.
+  void HaloNodes(int particle_block, std::array<int, kHaloNodes>& nodes) const;
+
+  // Visits every particle block once, colour by colour, in parallel over the blocks of a
+  // colour; `visit(particle_block)` may write the nodes of that block's halo box (scatter).
+  template <typename BlockVisitor>
+  void ForEachParticleBlockColored(BlockVisitor&& visit) const {
+    for (int color = 0; color < kColors; ++color) {
+      const std::vector<int>& blocks = blocks_of_color_[color];
+      const int count = static_cast<int>(blocks.size());
+#pragma omp parallel for schedule(dynamic, 1)
+      for (int k = 0; k < count; ++k) visit(blocks[k]);
+    }
+  }
+  // Visits every particle block once in parallel; `visit` may only read node fields (gather).
+  template <typename BlockVisitor>
+  void ForEachParticleBlock(BlockVisitor&& visit) const {
+    const int count = num_particle_blocks();
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int block = 0; block < count; ++block) visit(block);
+  }
+
   // Visits every particle once, colour by colour, in parallel over the particle blocks of a
   // colour; `visit(particle_index, particle_block)` may write the nodes of that particle's
   // stencil (scatter).
@@ -85,13 +115,23 @@ class SparseGrid {
     }
   }
 
+  // Rebuild sorts the particles by counting over the bounding box of their blocks when the
+  // box has at most this many blocks per particle (plus a constant); otherwise by comparison.
+  static constexpr double kDenseSortBlocksPerParticle = 4.0;
+  static constexpr double kDenseSortMinimumBlocks = 4096.0;
+
   double spacing_;
   std::vector<NodeCoordinate> block_coordinates_;             // allocated blocks, sorted by key
   std::unordered_map<std::uint64_t, int> block_index_;        // key → allocated block
   std::vector<int> sorted_particles_;                         // particles ordered by block
+  std::vector<NodeCoordinate> particle_block_coordinates_;    // particle blocks, sorted by key
   std::vector<int> particle_block_begin_;                     // CSR offsets, size blocks + 1
   std::vector<std::array<int, 8>> particle_block_neighbors_;  // allocated blocks b + {0,1}³
   std::array<std::vector<int>, kColors> blocks_of_color_;     // particle blocks by colour
+  // Rebuild's scratch, kept for its capacity.
+  std::vector<NodeCoordinate> particle_base_blocks_;  // block of each particle's base node
+  std::vector<int> particle_box_cells_;               // its cell in the bounding box
+  std::vector<int> box_particle_counts_;              // per thread and box cell: count, then slot
 };
 
 }  // namespace contactlab::mpm
