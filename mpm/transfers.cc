@@ -169,7 +169,7 @@ void UpdateConstitutiveState(const std::vector<Material>& materials, Particles& 
       }
       particles.reference_rotation[p] = result.next_reference_rotation;
     } else {
-      particles.reference_rotation[p] = ComputePolarDecomposition(elastic_deformation).rotation;
+      particles.reference_rotation[p] = ComputePolarRotation(elastic_deformation);
     }
   }
 }
