@@ -82,6 +82,33 @@ void SparseGrid::HaloNodes(int particle_block, std::array<int, kHaloNodes>& node
   }
 }
 
+void SparseGrid::AddHaloBoxes() {
+  const int block_count = num_blocks();
+#pragma omp parallel for schedule(static)
+  for (int block = 0; block < block_count; ++block) {
+    // Source d, the particle block G − d, covers the nodes of G at local coordinates
+    // l < 6 − 4d per axis, its box entry l + 4d. Sources are added in the order of d.
+    for (int d = 0; d < 8; ++d) {
+      const int source = halo_sources_[block][d];
+      if (source < 0) continue;
+      const NodeCoordinate shift = kBlockWidth * NodeCoordinate(d & 1, (d >> 1) & 1, d >> 2);
+      const NodeCoordinate end = NodeCoordinate::Constant(kHaloWidth) - shift;
+      const HaloBox& halo = halo_boxes_[source];
+      for (int z = 0; z < std::min(end.z(), kBlockWidth); ++z) {
+        for (int y = 0; y < std::min(end.y(), kBlockWidth); ++y) {
+          for (int x = 0; x < std::min(end.x(), kBlockWidth); ++x) {
+            const Eigen::Vector4d& value =
+                halo[(x + shift.x()) + kHaloWidth * ((y + shift.y()) + kHaloWidth * (z + shift.z()))];
+            const int node = block * kNodesPerBlock + LocalIndex(NodeCoordinate(x, y, z));
+            mass[node] += value[0];
+            momentum[node] += value.tail<3>();
+          }
+        }
+      }
+    }
+  }
+}
+
 void SparseGrid::Rebuild(const std::vector<Vector3>& positions) {
   const int particle_count = static_cast<int>(positions.size());
 
@@ -214,6 +241,11 @@ void SparseGrid::Rebuild(const std::vector<Vector3>& positions) {
     }
     const int color = (block.x() & 1) + 2 * (block.y() & 1) + 4 * (block.z() & 1);
     blocks_of_color_[color].push_back(k);
+  }
+  // The same relation seen from the allocated blocks: block B + d has B as source d.
+  halo_sources_.assign(block_coordinates_.size(), std::array<int, 8>{-1, -1, -1, -1, -1, -1, -1, -1});
+  for (int k = 0; k < static_cast<int>(particle_block_coordinates_.size()); ++k) {
+    for (int d = 0; d < 8; ++d) halo_sources_[particle_block_neighbors_[k][d]][d] = k;
   }
 
   // 5. Zero the node fields.

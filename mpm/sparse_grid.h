@@ -1,11 +1,13 @@
 #pragma once
 // A sparse background grid: nodes x_i = h·i are allocated in blocks of 4×4×4 around the
 // particles, and only allocated nodes store data. Rebuild() also sorts the particles by the
-// block of their base node and colours those blocks with 8 colours, (b_x mod 2, b_y mod 2,
-// b_z mod 2). A particle in block b writes only nodes 4b … 4b+5 per axis, so two particle
-// blocks of one colour never write the same node: particle-to-grid scatters run in parallel
-// over the blocks of a colour without atomics, and colours run one after another. The
-// result is bitwise independent of the number of threads (spec-sap-qn §6.1).
+// block of their base node. A particle in block b writes only nodes 4b … 4b+5 per axis (the
+// block's halo box). Particle-to-grid scatters run without atomics in either of two ways:
+// each particle block fills a private copy of its halo box and the grid adds the boxes up
+// per node (ScatterParticleBlocks); or the particle blocks are coloured with 8 colours,
+// (b_x mod 2, b_y mod 2, b_z mod 2), so that two blocks of one colour never write the same
+// node, and run in parallel within a colour, colour after colour (ForEachParticleColored).
+// Either result is bitwise independent of the number of threads (spec-sap-qn §6.1).
 #include <array>
 #include <cstdint>
 #include <unordered_map>
@@ -63,16 +65,25 @@ class SparseGrid {
   // Node indices of the halo box of a particle block, ordered x + 6y + 36z.
   void HaloNodes(int particle_block, std::array<int, kHaloNodes>& nodes) const;
 
-  // Visits every particle block once, colour by colour, in parallel over the blocks of a
-  // colour; `visit(particle_block)` may write the nodes of that block's halo box (scatter).
-  template <typename BlockVisitor>
-  void ForEachParticleBlockColored(BlockVisitor&& visit) const {
-    for (int color = 0; color < kColors; ++color) {
-      const std::vector<int>& blocks = blocks_of_color_[color];
-      const int count = static_cast<int>(blocks.size());
+  // Mass and momentum a particle block scatters onto its halo box: (m, m v) per node,
+  // ordered as HaloNodes.
+  using HaloBox = std::array<Eigen::Vector4d, kHaloNodes>;
+  // Particle-to-grid scatter in two parallel passes, without colours. First
+  // `fill(particle_block, halo)` adds the block's particles into `halo` (zeroed), for all
+  // particle blocks in parallel, each with a box of its own. Then each node adds to mass and
+  // momentum the boxes that cover it (up to 8), in a fixed order: the result does not
+  // depend on the number of threads, and the threads meet at two barriers, not eight.
+  template <typename Fill>
+  void ScatterParticleBlocks(Fill&& fill) {
+    const int count = num_particle_blocks();
+    halo_boxes_.resize(count);
 #pragma omp parallel for schedule(dynamic, 1)
-      for (int k = 0; k < count; ++k) visit(blocks[k]);
+    for (int block = 0; block < count; ++block) {
+      HaloBox& halo = halo_boxes_[block];
+      for (Eigen::Vector4d& node : halo) node.setZero();
+      fill(block, halo);
     }
+    AddHaloBoxes();
   }
   // Visits every particle block once in parallel; `visit` may only read node fields (gather).
   template <typename BlockVisitor>
@@ -108,6 +119,8 @@ class SparseGrid {
     return NodeCoordinate(node.x() >> 2, node.y() >> 2, node.z() >> 2);
   }
   int FindBlock(const NodeCoordinate& block) const;
+  // Second pass of ScatterParticleBlocks.
+  void AddHaloBoxes();
   template <typename Visitor>
   void VisitBlock(int block, Visitor& visit) const {
     for (int s = particle_block_begin_[block]; s < particle_block_begin_[block + 1]; ++s) {
@@ -128,6 +141,10 @@ class SparseGrid {
   std::vector<int> particle_block_begin_;                     // CSR offsets, size blocks + 1
   std::vector<std::array<int, 8>> particle_block_neighbors_;  // allocated blocks b + {0,1}³
   std::array<std::vector<int>, kColors> blocks_of_color_;     // particle blocks by colour
+  // Per allocated block G and d ∈ {0,1}³ (index d_x + 2d_y + 4d_z): the particle block G − d,
+  // whose halo box covers part of G, or -1.
+  std::vector<std::array<int, 8>> halo_sources_;
+  std::vector<HaloBox> halo_boxes_;  // ScatterParticleBlocks' boxes, kept for their capacity
   // Rebuild's scratch, kept for its capacity.
   std::vector<NodeCoordinate> particle_base_blocks_;  // block of each particle's base node
   std::vector<int> particle_box_cells_;               // its cell in the bounding box

@@ -22,16 +22,12 @@ void ParticleToGrid(const Particles& particles, const std::vector<Material>& mat
     linear_corotated[m] = dynamic_cast<const LinearCorotatedModel*>(materials[m].constitutive_model.get());
   }
 
-  grid.ForEachParticleBlockColored([&](int block) {
-    // The block's particles scatter into a dense local copy of its 6×6×6 halo box, one
-    // (m, m v) 4-vector per node, which is added to the grid once at the end: the 27 nodes
-    // of a stencil are then plain offsets, and the grid sees one access per halo node
-    // instead of one per particle and node. Per node this sums the block's contributions
-    // first, a different rounding order than adding them one by one to the grid.
-    std::array<Eigen::Vector4d, SparseGrid::kHaloNodes> halo;
-    for (Eigen::Vector4d& node : halo) node.setZero();
+  grid.ScatterParticleBlocks([&](int block, SparseGrid::HaloBox& halo) {
+    // The block's particles scatter into a dense box of its 6×6×6 halo nodes, one (m, m v)
+    // 4-vector per node, which the grid then adds up: the 27 nodes of a stencil are plain
+    // offsets, and the grid sees one access per halo node instead of one per particle and
+    // node. Each node sums the block's contributions first, then the blocks.
     const NodeCoordinate halo_origin = grid.HaloOrigin(block);
-
     for (int s = grid.particle_block_begin(block); s < grid.particle_block_begin(block + 1); ++s) {
       const int p = sorted_particles[s];
       const QuadraticStencil stencil = ComputeQuadraticStencil(particles.position[p], spacing);
@@ -77,13 +73,6 @@ void ParticleToGrid(const Particles& particles, const std::vector<Material>& mat
           row[2] += (stencil.weight[0][2] * weight_bc) * (momentum_bc + double_step_a);
         }
       }
-    }
-
-    std::array<int, SparseGrid::kHaloNodes> nodes;
-    grid.HaloNodes(block, nodes);
-    for (int k = 0; k < SparseGrid::kHaloNodes; ++k) {
-      grid.mass[nodes[k]] += halo[k][0];
-      grid.momentum[nodes[k]] += halo[k].tail<3>();
     }
   });
 }
