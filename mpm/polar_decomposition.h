@@ -22,4 +22,8 @@ struct SignedSvd {
 SignedSvd ComputeSignedSvd(const Matrix3& matrix);
 PolarDecomposition ComputePolarDecomposition(const Matrix3& matrix);
 
+// The rotation R of ComputePolarDecomposition alone, equal to it up to rounding, and
+// cheaper: a few Newton steps where det F is well above zero, the SVD elsewhere.
+Matrix3 ComputePolarRotation(const Matrix3& matrix);
+
 }  // namespace contactlab::mpm

@@ -1,7 +1,10 @@
 #include "mpm/sparse_grid.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace contactlab::mpm {
 namespace {
@@ -66,40 +69,143 @@ void SparseGrid::StencilNodes(int particle_block, const NodeCoordinate& base_nod
   }
 }
 
+void SparseGrid::HaloNodes(int particle_block, std::array<int, kHaloNodes>& nodes) const {
+  const std::array<int, 8>& neighbors = particle_block_neighbors_[particle_block];
+  int node = 0;
+  for (int z = 0; z < kHaloWidth; ++z) {
+    for (int y = 0; y < kHaloWidth; ++y) {
+      for (int x = 0; x < kHaloWidth; ++x) {
+        const int block = neighbors[(x >> 2) + 2 * (y >> 2) + 4 * (z >> 2)];
+        nodes[node++] = block * kNodesPerBlock + LocalIndex(NodeCoordinate(x, y, z));
+      }
+    }
+  }
+}
+
+void SparseGrid::AddHaloBoxes() {
+  const int block_count = num_blocks();
+#pragma omp parallel for schedule(static)
+  for (int block = 0; block < block_count; ++block) {
+    // Source d, the particle block G − d, covers the nodes of G at local coordinates
+    // l < 6 − 4d per axis, its box entry l + 4d. Sources are added in the order of d.
+    for (int d = 0; d < 8; ++d) {
+      const int source = halo_sources_[block][d];
+      if (source < 0) continue;
+      const NodeCoordinate shift = kBlockWidth * NodeCoordinate(d & 1, (d >> 1) & 1, d >> 2);
+      const NodeCoordinate end = NodeCoordinate::Constant(kHaloWidth) - shift;
+      const HaloBox& halo = halo_boxes_[source];
+      for (int z = 0; z < std::min(end.z(), kBlockWidth); ++z) {
+        for (int y = 0; y < std::min(end.y(), kBlockWidth); ++y) {
+          for (int x = 0; x < std::min(end.x(), kBlockWidth); ++x) {
+            const Eigen::Vector4d& value =
+                halo[(x + shift.x()) + kHaloWidth * ((y + shift.y()) + kHaloWidth * (z + shift.z()))];
+            const int node = block * kNodesPerBlock + LocalIndex(NodeCoordinate(x, y, z));
+            mass[node] += value[0];
+            momentum[node] += value.tail<3>();
+          }
+        }
+      }
+    }
+  }
+}
+
 void SparseGrid::Rebuild(const std::vector<Vector3>& positions) {
   const int particle_count = static_cast<int>(positions.size());
 
-  // 1. Block key of each particle's base node.
-  std::vector<std::uint64_t> particle_keys(particle_count);
+  // 1. Block of each particle's base node, and the bounding box of those blocks.
+  particle_base_blocks_.resize(particle_count);
   const double inverse_spacing = 1.0 / spacing_;
-#pragma omp parallel for schedule(static)
+  int min_x = 0, min_y = 0, min_z = 0, max_x = -1, max_y = -1, max_z = -1;
+  if (particle_count > 0) {
+    min_x = min_y = min_z = std::numeric_limits<int>::max();
+    max_x = max_y = max_z = std::numeric_limits<int>::min();
+  }
+#pragma omp parallel for schedule(static) reduction(min : min_x, min_y, min_z) reduction(max : max_x, max_y, max_z)
   for (int p = 0; p < particle_count; ++p) {
     NodeCoordinate base;
     for (int axis = 0; axis < 3; ++axis) {
       base[axis] = static_cast<int>(std::floor(positions[p][axis] * inverse_spacing - 0.5));
     }
-    particle_keys[p] = PackBlock(BlockOf(base));
+    const NodeCoordinate block = BlockOf(base);
+    particle_base_blocks_[p] = block;
+    min_x = std::min(min_x, block.x()), max_x = std::max(max_x, block.x());
+    min_y = std::min(min_y, block.y()), max_y = std::max(max_y, block.y());
+    min_z = std::min(min_z, block.z()), max_z = std::max(max_z, block.z());
   }
 
-  // 2. Sort particles by block key (stable in particle index, so the order is unique).
+  // 2. Sort the particles by block key, stable in particle index so the order is unique;
+  //    particle blocks are the runs of equal keys.
   sorted_particles_.resize(particle_count);
-  for (int p = 0; p < particle_count; ++p) sorted_particles_[p] = p;
-  std::stable_sort(sorted_particles_.begin(), sorted_particles_.end(),
-                   [&](int a, int b) { return particle_keys[a] < particle_keys[b]; });
-
-  // 3. Particle blocks: runs of equal keys in the sorted order.
-  std::vector<std::uint64_t> particle_block_keys;
+  particle_block_coordinates_.clear();
   particle_block_begin_.clear();
-  for (int s = 0; s < particle_count; ++s) {
-    const std::uint64_t key = particle_keys[sorted_particles_[s]];
-    if (particle_block_keys.empty() || particle_block_keys.back() != key) {
-      particle_block_keys.push_back(key);
-      particle_block_begin_.push_back(s);
+  const NodeCoordinate box_min(min_x, min_y, min_z);
+  const NodeCoordinate box_extent(max_x - min_x + 1, max_y - min_y + 1, max_z - min_z + 1);
+  const double box_blocks = static_cast<double>(box_extent.x()) * box_extent.y() * box_extent.z();
+  if (box_blocks <= kDenseSortBlocksPerParticle * particle_count + kDenseSortMinimumBlocks) {
+    // Counting sort over the dense bounding box of the particle blocks: O(particles + box)
+    // instead of a comparison sort. Box cells are numbered x fastest, then y, then z, the
+    // order of the block keys (PackBlock), and each cell is filled in particle order, so
+    // the result is the one the stable sort below gives. Each thread counts and places the
+    // particles of one contiguous range; its slots in a cell follow those of the ranges
+    // before it, which keeps the particle order whatever the number of threads.
+    const int cell_count = static_cast<int>(box_blocks);
+    const int thread_count = omp_get_max_threads();
+    box_particle_counts_.assign(static_cast<std::size_t>(cell_count) * thread_count, 0);
+    particle_box_cells_.resize(particle_count);
+#pragma omp parallel num_threads(thread_count)
+    {
+      const int thread = omp_get_thread_num();
+      const int range_begin = static_cast<int>(static_cast<std::int64_t>(particle_count) * thread / thread_count);
+      const int range_end = static_cast<int>(static_cast<std::int64_t>(particle_count) * (thread + 1) / thread_count);
+      int* const slots = &box_particle_counts_[static_cast<std::size_t>(thread) * cell_count];
+      for (int p = range_begin; p < range_end; ++p) {
+        const NodeCoordinate offset = particle_base_blocks_[p] - box_min;
+        particle_box_cells_[p] = offset.x() + box_extent.x() * (offset.y() + box_extent.y() * offset.z());
+        ++slots[particle_box_cells_[p]];
+      }
+#pragma omp barrier
+#pragma omp single
+      {
+        // Counts become first slots: cell by cell, range by range.
+        int next_slot = 0;
+        for (int cell = 0; cell < cell_count; ++cell) {
+          const int cell_begin = next_slot;
+          for (int t = 0; t < thread_count; ++t) {
+            int& slot = box_particle_counts_[static_cast<std::size_t>(t) * cell_count + cell];
+            const int count = slot;
+            slot = next_slot;
+            next_slot += count;
+          }
+          if (next_slot == cell_begin) continue;
+          const int x = cell % box_extent.x(), y = (cell / box_extent.x()) % box_extent.y();
+          const int z = cell / (box_extent.x() * box_extent.y());
+          particle_block_coordinates_.push_back(box_min + NodeCoordinate(x, y, z));
+          particle_block_begin_.push_back(cell_begin);
+        }
+      }  // implicit barrier
+      for (int p = range_begin; p < range_end; ++p) sorted_particles_[slots[particle_box_cells_[p]]++] = p;
+    }
+  } else {
+    // Particles spread far apart (a box much larger than the particle count): comparison
+    // sort of the block keys.
+    std::vector<std::uint64_t> particle_keys(particle_count);
+    for (int p = 0; p < particle_count; ++p) {
+      particle_keys[p] = PackBlock(particle_base_blocks_[p]);
+      sorted_particles_[p] = p;
+    }
+    std::stable_sort(sorted_particles_.begin(), sorted_particles_.end(),
+                     [&](int a, int b) { return particle_keys[a] < particle_keys[b]; });
+    for (int s = 0; s < particle_count; ++s) {
+      const int p = sorted_particles_[s];
+      if (s == 0 || particle_keys[p] != particle_keys[sorted_particles_[s - 1]]) {
+        particle_block_coordinates_.push_back(particle_base_blocks_[p]);
+        particle_block_begin_.push_back(s);
+      }
     }
   }
   particle_block_begin_.push_back(particle_count);
 
-  // 4. Allocated blocks: every particle block and its +1 neighbours along each axis.
+  // 3. Allocated blocks: every particle block and its +1 neighbours along each axis.
   const auto unpack = [](std::uint64_t key) {
     const auto field = [&](int shift) {
       return static_cast<int>(static_cast<std::int64_t>((key >> shift) & ((std::uint64_t{1} << kCoordinateBits) - 1)) -
@@ -108,9 +214,8 @@ void SparseGrid::Rebuild(const std::vector<Vector3>& positions) {
     return NodeCoordinate(field(0), field(kCoordinateBits), field(2 * kCoordinateBits));
   };
   std::vector<std::uint64_t> allocated_keys;
-  allocated_keys.reserve(particle_block_keys.size() * 8);
-  for (const std::uint64_t key : particle_block_keys) {
-    const NodeCoordinate block = unpack(key);
+  allocated_keys.reserve(particle_block_coordinates_.size() * 8);
+  for (const NodeCoordinate& block : particle_block_coordinates_) {
     for (int dz = 0; dz < 2; ++dz)
       for (int dy = 0; dy < 2; ++dy)
         for (int dx = 0; dx < 2; ++dx) allocated_keys.push_back(PackBlock(block + NodeCoordinate(dx, dy, dz)));
@@ -125,11 +230,11 @@ void SparseGrid::Rebuild(const std::vector<Vector3>& positions) {
     block_index_.emplace(allocated_keys[k], k);
   }
 
-  // 5. Colour the particle blocks and cache their neighbouring allocated blocks.
+  // 4. Colour the particle blocks and cache their neighbouring allocated blocks.
   for (auto& blocks : blocks_of_color_) blocks.clear();
-  particle_block_neighbors_.resize(particle_block_keys.size());
-  for (int k = 0; k < static_cast<int>(particle_block_keys.size()); ++k) {
-    const NodeCoordinate block = unpack(particle_block_keys[k]);
+  particle_block_neighbors_.resize(particle_block_coordinates_.size());
+  for (int k = 0; k < static_cast<int>(particle_block_coordinates_.size()); ++k) {
+    const NodeCoordinate& block = particle_block_coordinates_[k];
     for (int neighbor = 0; neighbor < 8; ++neighbor) {
       particle_block_neighbors_[k][neighbor] =
           FindBlock(block + NodeCoordinate(neighbor & 1, (neighbor >> 1) & 1, (neighbor >> 2) & 1));
@@ -137,8 +242,13 @@ void SparseGrid::Rebuild(const std::vector<Vector3>& positions) {
     const int color = (block.x() & 1) + 2 * (block.y() & 1) + 4 * (block.z() & 1);
     blocks_of_color_[color].push_back(k);
   }
+  // The same relation seen from the allocated blocks: block B + d has B as source d.
+  halo_sources_.assign(block_coordinates_.size(), std::array<int, 8>{-1, -1, -1, -1, -1, -1, -1, -1});
+  for (int k = 0; k < static_cast<int>(particle_block_coordinates_.size()); ++k) {
+    for (int d = 0; d < 8; ++d) halo_sources_[particle_block_neighbors_[k][d]][d] = k;
+  }
 
-  // 6. Zero the node fields.
+  // 5. Zero the node fields.
   const int node_count = num_nodes();
   mass.assign(node_count, 0.0);
   momentum.assign(node_count, Vector3::Zero());

@@ -1,30 +1,12 @@
 #include "mpm/constitutive/linear_corotated.h"
 
 namespace contactlab::mpm {
-namespace {
-
-// Ê = ½(R0ᵀF + FᵀR0) − I  [-]; seed 000 eq. 19.
-Matrix3 CorotatedStrain(const Matrix3& deformation_gradient, const Matrix3& reference_rotation) {
-  const Matrix3 unrotated = reference_rotation.transpose() * deformation_gradient;
-  return 0.5 * (unrotated + unrotated.transpose()) - Matrix3::Identity();
-}
-
-}  // namespace
-
 double LinearCorotatedModel::EnergyDensity(const Matrix3& deformation_gradient,
                                            const Matrix3& reference_rotation) const {
   // Ψ = μ_L‖Ê‖²_F + λ/2 tr(Ê)²  [Pa]; seed 000 eq. 19.
-  const Matrix3 strain = CorotatedStrain(deformation_gradient, reference_rotation);
+  const Matrix3 strain = Strain(deformation_gradient, reference_rotation);
   const double trace = strain.trace();
   return lame_.shear_modulus * strain.squaredNorm() + 0.5 * lame_.first_lame_parameter * trace * trace;
-}
-
-Matrix3 LinearCorotatedModel::FirstPiolaStress(const Matrix3& deformation_gradient,
-                                               const Matrix3& reference_rotation) const {
-  // P = R0(2μ_L Ê + λ tr(Ê) I)  [Pa]; seed 000 eq. 21.
-  const Matrix3 strain = CorotatedStrain(deformation_gradient, reference_rotation);
-  return reference_rotation *
-         (2.0 * lame_.shear_modulus * strain + lame_.first_lame_parameter * strain.trace() * Matrix3::Identity());
 }
 
 Matrix9 LinearCorotatedModel::FirstPiolaStressDerivative(const Matrix3& /*deformation_gradient*/,

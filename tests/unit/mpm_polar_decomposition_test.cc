@@ -143,5 +143,52 @@ TEST(MpmPolarDecompositionTest, RotationAndIdentityAndSingularInputs) {
   ExpectValidSignedSvd(flattened);
 }
 
+TEST(MpmPolarDecompositionTest, NewtonRotationMatchesTheSvdRotation) {
+  // ComputePolarRotation (Newton's iteration where det F is well above zero) must give the
+  // rotation of ComputePolarDecomposition up to rounding. R is perturbed by O(ε σ₁/(σ₂ + σ₃))
+  // under a relative perturbation ε of F (σ descending), so the bound scales with that.
+  std::mt19937 generator(23);
+  std::uniform_real_distribution<double> log_stretch(-1.0, 1.0);
+  const auto expect_match = [](const Matrix3& matrix) {
+    const Matrix3 expected = ComputePolarDecomposition(matrix).rotation;
+    const Vector3 sigma = ComputeSignedSvd(matrix).singular_values;
+    const double sensitivity = std::max(1.0, sigma(0) / std::abs(sigma(1) + sigma(2)));
+    const Matrix3 rotation = ComputePolarRotation(matrix);
+    EXPECT_LE((rotation - expected).norm(), kRoundoff * sensitivity) << matrix;
+    ExpectProperRotation(rotation);
+  };
+  // Small strains about random rotations, as in an elastic step, and large ones.
+  for (const double strain : {0.0, 1e-9, 1e-6, 1e-3, 0.1, 0.5}) {
+    for (int trial = 0; trial < 100; ++trial) {
+      expect_match(RandomRotation(generator) * (Matrix3::Identity() + strain * RandomMatrix(generator)));
+    }
+  }
+  // Stretches over up to two orders of magnitude in a random frame.
+  for (int trial = 0; trial < 200; ++trial) {
+    const Matrix3 frame = RandomRotation(generator);
+    const Vector3 stretch(std::pow(10.0, log_stretch(generator)), std::pow(10.0, log_stretch(generator)),
+                          std::pow(10.0, log_stretch(generator)));
+    expect_match(RandomRotation(generator) * frame * stretch.asDiagonal() * frame.transpose());
+  }
+  // Random matrices of both determinant signs, the identity, a pure scaling.
+  for (int trial = 0; trial < 500; ++trial) expect_match(RandomMatrix(generator));
+  expect_match(Matrix3::Identity());
+  expect_match(3.0 * RandomRotation(generator));
+}
+
+TEST(MpmPolarDecompositionTest, NewtonRotationLeavesReflectionsAndSingularInputsToTheSvd) {
+  // Where det F ≤ 0 (or nearly so) Newton's iteration would find an improper or badly
+  // conditioned factor: ComputePolarRotation then returns the SVD result itself.
+  std::mt19937 generator(29);
+  for (int trial = 0; trial < 50; ++trial) {
+    const Matrix3 left = RandomRotation(generator);
+    const Matrix3 right = RandomRotation(generator);
+    for (const Vector3& signed_values : {Vector3(1.2, 0.8, -0.5), Vector3(1.1, 0.7, 0.0), Vector3(1.0, 1e-4, 1e-4)}) {
+      const Matrix3 matrix = left * signed_values.asDiagonal() * right.transpose();
+      EXPECT_EQ(ComputePolarRotation(matrix), ComputePolarDecomposition(matrix).rotation);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace contactlab::mpm

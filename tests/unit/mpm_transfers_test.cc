@@ -2,9 +2,13 @@
 // and thread-count independence of the explicit MLS-MPM substep.
 #include <omp.h>
 
+#include <algorithm>
+#include <array>
 #include <limits>
+#include <memory>
 #include <random>
 #include <stdexcept>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -138,6 +142,190 @@ TEST(SparseGrid, NodeIndexRoundTripIncludingNegativeCoordinates) {
   EXPECT_EQ(grid.FindNode(NodeCoordinate(1000, 1000, 1000)), -1);
 }
 
+// Particles of each particle block, in sorted order, as (block coordinate, particle) pairs.
+std::vector<std::pair<NodeCoordinate, int>> BlockOrder(const SparseGrid& grid) {
+  std::vector<std::pair<NodeCoordinate, int>> order;
+  for (int block = 0; block < grid.num_particle_blocks(); ++block) {
+    const NodeCoordinate origin = grid.HaloOrigin(block) / SparseGrid::kBlockWidth;
+    for (int s = grid.particle_block_begin(block); s < grid.particle_block_begin(block + 1); ++s) {
+      order.emplace_back(origin, grid.sorted_particles()[s]);
+    }
+  }
+  return order;
+}
+
+TEST(SparseGrid, ParticlesAreSortedByBlockThenIndexByBothSorts) {
+  // Rebuild counts particles into the bounding box of their blocks when that box is small,
+  // and sorts block keys otherwise (particles far apart): both must give the order
+  // (block z, y, x, then particle index), each particle in the block of its base node.
+  const double spacing = 0.1;
+  std::vector<Vector3> positions;
+  for (const Vector3& x : RandomParticles(2000, spacing, 21).position) positions.push_back(x);
+  std::vector<Vector3> with_outlier = positions;
+  with_outlier.push_back(Vector3(1e4, -3e3, 2e4) * spacing);  // a box of ~10¹¹ blocks
+  const int default_threads = omp_get_max_threads();
+  for (const auto* cloud : {&positions, &with_outlier}) {
+    for (const int threads : {1, 2, 3}) {
+      omp_set_num_threads(threads);
+      SparseGrid grid(spacing);
+      grid.Rebuild(*cloud);
+      const auto order = BlockOrder(grid);
+      ASSERT_EQ(order.size(), cloud->size());
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        const auto& [block, p] = order[k];
+        const NodeCoordinate base = ComputeQuadraticStencil((*cloud)[p], spacing).base_node;
+        for (int axis = 0; axis < 3; ++axis) {
+          EXPECT_GE(base[axis], SparseGrid::kBlockWidth * block[axis]);
+          EXPECT_LT(base[axis], SparseGrid::kBlockWidth * (block[axis] + 1));
+        }
+        if (k == 0) continue;
+        const auto& [previous_block, previous_p] = order[k - 1];
+        const auto key = [](const NodeCoordinate& b) { return std::array<int, 3>{b.z(), b.y(), b.x()}; };
+        if (previous_block == block) {
+          EXPECT_LT(previous_p, p);
+        } else {
+          EXPECT_LT(key(previous_block), key(block));
+        }
+      }
+    }
+  }
+  omp_set_num_threads(default_threads);
+  // The cloud's particles keep the same order with the outlier present (other sort).
+  SparseGrid dense(spacing), sparse(spacing);
+  dense.Rebuild(positions);
+  sparse.Rebuild(with_outlier);
+  auto sparse_order = BlockOrder(sparse);
+  sparse_order.erase(std::remove_if(sparse_order.begin(), sparse_order.end(),
+                                    [&](const auto& entry) { return entry.second == int(positions.size()); }),
+                     sparse_order.end());
+  EXPECT_EQ(BlockOrder(dense), sparse_order);
+}
+
+// A constitutive model that forwards to another one: the same stress through the virtual
+// interface, for a dynamic type that ParticleToGrid does not special-case.
+class ForwardingModel final : public ConstitutiveModel {
+ public:
+  explicit ForwardingModel(std::shared_ptr<const ConstitutiveModel> model) : model_(std::move(model)) {}
+  std::string_view name() const override { return "forwarding"; }
+  double EnergyDensity(const Matrix3& f, const Matrix3& r0) const override { return model_->EnergyDensity(f, r0); }
+  Matrix3 FirstPiolaStress(const Matrix3& f, const Matrix3& r0) const override {
+    return model_->FirstPiolaStress(f, r0);
+  }
+  Matrix9 FirstPiolaStressDerivative(const Matrix3& f, const Matrix3& r0) const override {
+    return model_->FirstPiolaStressDerivative(f, r0);
+  }
+
+ private:
+  std::shared_ptr<const ConstitutiveModel> model_;
+};
+
+// Random particles with random deformation gradients and reference rotations.
+Particles DeformedRandomParticles(int count, double spacing, std::uint64_t seed) {
+  Particles particles = RandomParticles(count, spacing, seed);
+  std::mt19937_64 generator(seed + 1);
+  for (std::size_t p = 0; p < particles.size(); ++p) {
+    particles.deformation_gradient[p] = Matrix3::Identity() + 0.3 * Matrix3::Random();
+    particles.reference_rotation[p] =
+        Eigen::AngleAxisd(RandomVector(generator, 1.0).norm(), RandomVector(generator, 1.0).normalized())
+            .toRotationMatrix();
+  }
+  return particles;
+}
+
+TEST(Transfers, LinearCorotatedStressPathMatchesTheVirtualOne) {
+  // ParticleToGrid calls LinearCorotatedModel's stress directly (inlinable); any other
+  // model goes through the virtual interface. Both must scatter the same momenta.
+  const double spacing = 0.1;
+  const Particles particles = DeformedRandomParticles(1000, spacing, 31);
+  std::vector<Material> direct = {MakeMaterial("m", ConstitutiveModelKind::kLinearCorotated, 1000, 1e5, 0.3)};
+  std::vector<Material> forwarded = direct;
+  forwarded[0].constitutive_model = std::make_shared<ForwardingModel>(direct[0].constitutive_model);
+  SparseGrid direct_grid(spacing), forwarded_grid(spacing);
+  ParticleToGrid(particles, direct, 1e-3, direct_grid);
+  ParticleToGrid(particles, forwarded, 1e-3, forwarded_grid);
+  ASSERT_EQ(direct_grid.num_nodes(), forwarded_grid.num_nodes());
+  double scale = 0.0;
+  for (int i = 0; i < direct_grid.num_nodes(); ++i) scale = std::max(scale, direct_grid.momentum[i].norm());
+  ASSERT_GT(scale, 0.0);
+  for (int i = 0; i < direct_grid.num_nodes(); ++i) {
+    EXPECT_EQ(direct_grid.mass[i], forwarded_grid.mass[i]);
+    EXPECT_LE((direct_grid.momentum[i] - forwarded_grid.momentum[i]).norm(), kRoundOff * scale) << "node " << i;
+  }
+}
+
+TEST(Transfers, ParticleToGridAndBackMatchNodeByNodeSums) {
+  // The transfers against the formulas evaluated node by node through FindNode: P2G
+  //   m_i = Σ_p w m_p,  (m v)_i = Σ_p w [m_p v_p + (m_p C_p − Δt D⁻¹ V_p P_p F_pᵀ)(x_i − x_p)],
+  // and G2P v_p = Σ_i w v_i, C_p = D⁻¹ Σ_i w v_i (x_i − x_p)ᵀ, F ← (I + Δt C_p) F.
+  const double spacing = 0.1, dt = 1e-3;
+  const double inverse_inertia = ApicInverseInertiaScale(spacing);
+  Particles particles = DeformedRandomParticles(1000, spacing, 41);
+  std::vector<Material> materials = {MakeMaterial("m", ConstitutiveModelKind::kLinearCorotated, 1000, 1e5, 0.3),
+                                     MakeMaterial("f", ConstitutiveModelKind::kFixedCorotated, 800, 3e5, 0.2)};
+  for (std::size_t p = 0; p < particles.size(); p += 3) particles.material[p] = 1;
+  SparseGrid grid(spacing);
+  ParticleToGrid(particles, materials, dt, grid);
+
+  std::vector<double> mass(grid.num_nodes(), 0.0);
+  std::vector<Vector3> momentum(grid.num_nodes(), Vector3::Zero());
+  for (std::size_t p = 0; p < particles.size(); ++p) {
+    const QuadraticStencil stencil = ComputeQuadraticStencil(particles.position[p], spacing);
+    const Matrix3& f = particles.deformation_gradient[p];
+    const Matrix3 stress =
+        materials[particles.material[p]].constitutive_model->FirstPiolaStress(f, particles.reference_rotation[p]);
+    const Matrix3 affine = particles.mass[p] * particles.affine_velocity[p] -
+                           dt * inverse_inertia * particles.initial_volume[p] * stress * f.transpose();
+    for (int c = 0; c < 3; ++c) {
+      for (int b = 0; b < 3; ++b) {
+        for (int a = 0; a < 3; ++a) {
+          const int node = grid.FindNode(stencil.base_node + NodeCoordinate(a, b, c));
+          ASSERT_GE(node, 0);
+          const double w = stencil.Weight(a, b, c);
+          mass[node] += w * particles.mass[p];
+          momentum[node] +=
+              w * (particles.mass[p] * particles.velocity[p] + affine * stencil.NodeOffset(a, b, c, spacing));
+        }
+      }
+    }
+  }
+  double mass_scale = 0.0, momentum_scale = 0.0;
+  for (int i = 0; i < grid.num_nodes(); ++i) {
+    mass_scale = std::max(mass_scale, mass[i]);
+    momentum_scale = std::max(momentum_scale, momentum[i].norm());
+  }
+  for (int i = 0; i < grid.num_nodes(); ++i) {
+    EXPECT_NEAR(grid.mass[i], mass[i], 10 * kRoundOff * mass_scale) << "node " << i;
+    EXPECT_LE((grid.momentum[i] - momentum[i]).norm(), 10 * kRoundOff * momentum_scale) << "node " << i;
+  }
+
+  std::mt19937_64 generator(43);
+  for (int i = 0; i < grid.num_nodes(); ++i) grid.velocity[i] = RandomVector(generator, 1.0);
+  const Particles before = particles;
+  GridToParticle(grid, dt, particles);
+  for (std::size_t p = 0; p < particles.size(); ++p) {
+    const QuadraticStencil stencil = ComputeQuadraticStencil(before.position[p], spacing);
+    Vector3 velocity = Vector3::Zero();
+    Matrix3 affine = Matrix3::Zero();
+    for (int c = 0; c < 3; ++c) {
+      for (int b = 0; b < 3; ++b) {
+        for (int a = 0; a < 3; ++a) {
+          const Vector3& v = grid.velocity[grid.FindNode(stencil.base_node + NodeCoordinate(a, b, c))];
+          velocity += stencil.Weight(a, b, c) * v;
+          affine += stencil.Weight(a, b, c) * v * stencil.NodeOffset(a, b, c, spacing).transpose();
+        }
+      }
+    }
+    affine *= inverse_inertia;
+    EXPECT_LE((particles.velocity[p] - velocity).norm(), 10 * kRoundOff) << "particle " << p;
+    EXPECT_LE((particles.affine_velocity[p] - affine).norm(), 10 * kRoundOff * inverse_inertia * spacing)
+        << "particle " << p;
+    const Matrix3 deformation = (Matrix3::Identity() + dt * affine) * before.deformation_gradient[p];
+    EXPECT_LE((particles.deformation_gradient[p] - deformation).norm(), 10 * kRoundOff) << "particle " << p;
+    EXPECT_LE((particles.position[p] - (before.position[p] + dt * velocity)).norm(), 10 * kRoundOff)
+        << "particle " << p;
+  }
+}
+
 TEST(Transfers, ParticleToGridConservesMassAndMomentum) {
   const double spacing = 0.1;
   const Particles particles = RandomParticles(500, spacing, 11);
@@ -247,14 +435,19 @@ Particles RunSubsteps(int threads) {
 
 TEST(ExplicitStep, ThreadCountDoesNotChangeTheResult) {
   const Particles one = RunSubsteps(1);
-  const Particles two = RunSubsteps(2);
-  ASSERT_EQ(one.size(), two.size());
-  // Coloured scatter and per-particle gathers: bitwise identical, not just close.
-  for (std::size_t p = 0; p < one.size(); ++p) {
-    ASSERT_EQ(one.position[p], two.position[p]) << "particle " << p;
-    ASSERT_EQ(one.velocity[p], two.velocity[p]) << "particle " << p;
-    ASSERT_EQ(one.deformation_gradient[p], two.deformation_gradient[p]) << "particle " << p;
-    ASSERT_EQ(one.plastic_deformation_gradient[p], two.plastic_deformation_gradient[p]) << "particle " << p;
+  // Two threads, and three (uneven particle ranges in Rebuild's counting sort).
+  for (const int threads : {2, 3}) {
+    const Particles many = RunSubsteps(threads);
+    ASSERT_EQ(one.size(), many.size());
+    // Coloured scatter and per-particle gathers: bitwise identical, not just close.
+    for (std::size_t p = 0; p < one.size(); ++p) {
+      ASSERT_EQ(one.position[p], many.position[p]) << "particle " << p << ", " << threads << " threads";
+      ASSERT_EQ(one.velocity[p], many.velocity[p]) << "particle " << p << ", " << threads << " threads";
+      ASSERT_EQ(one.deformation_gradient[p], many.deformation_gradient[p])
+          << "particle " << p << ", " << threads << " threads";
+      ASSERT_EQ(one.plastic_deformation_gradient[p], many.plastic_deformation_gradient[p])
+          << "particle " << p << ", " << threads << " threads";
+    }
   }
 }
 
