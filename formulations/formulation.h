@@ -158,7 +158,7 @@ class Formulation {
 // Keeps the running extremes of one derived value (for UsedParameters).
 class UsedParameterTracker {
  public:
-  UsedParameterTracker(std::string key, std::string rule) : used_{std::move(key), 0.0, 0.0, std::move(rule)} {}
+  UsedParameterTracker(std::string key, std::string rule) : used_{std::move(key), 0.0, 0.0, std::move(rule), {}} {}
   void Observe(double value);
   bool observed() const { return observed_; }
   const UsedParameter& used() const { return used_; }
