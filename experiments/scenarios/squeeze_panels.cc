@@ -27,8 +27,11 @@ double PanelDamping(const ParameterSet& parameters, double youngs_modulus, doubl
 }
 
 UsedParameter PanelDampingUsed(double damping) {
-  return UsedParameter{"panel_damping", damping, damping,
-                       "critical damping 2 sqrt(k m), k = 2 E a of the squeezed cube, m = panel_mass", {}};
+  return UsedParameter{"panel_damping",
+                       damping,
+                       damping,
+                       "critical damping 2 sqrt(k m), k = 2 E a of the squeezed cube, m = panel_mass",
+                       {}};
 }
 
 PanelPair AddSqueezePanels(World& world, const ParameterSet& parameters, int parent_link, double inner_face_offset,
