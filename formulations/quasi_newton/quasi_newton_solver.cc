@@ -80,6 +80,10 @@ Vector3 GatherToContact(const GridContact& contact, const std::vector<Vector3>& 
 struct Workspace {
   std::vector<Vector3> contact_velocity;  // v_c,p
   std::vector<contact::ContactEvaluation> evaluation;
+  // The evaluation turned to world axes once per contact, for the 27 nodes that gather it:
+  // R_WC γ_p and R_WC G_p R_CW (the latter only when the Hessian was asked for).
+  std::vector<Vector3> world_impulse;
+  std::vector<Matrix3> world_hessian;
   std::vector<Vector3> direction_at_contact;  // Δv_c,p
   std::vector<Vector3> residual;              // r_i
   std::vector<Vector3> impulse_on_node;       // j_i = Σ w_ip R_WC γ_p
@@ -96,6 +100,10 @@ void EvaluateContacts(const SubstepContactProblem& problem, const std::vector<Ve
     const GridContact& contact = problem.contacts[c];
     work.contact_velocity[c] = GatherToContact(contact, velocity) + contact.bias;
     work.evaluation[c] = problem.model->Evaluate(contact.prepared, work.contact_velocity[c], with_hessian);
+    const Matrix3& world_to_contact = contact.world_to_contact;
+    work.world_impulse[c] = world_to_contact.transpose() * work.evaluation[c].impulse;
+    if (with_hessian)
+      work.world_hessian[c] = world_to_contact.transpose() * work.evaluation[c].hessian * world_to_contact;
   }
 }
 
@@ -110,11 +118,8 @@ void AssembleNodes(const SubstepContactProblem& problem, const TransposedStencil
     for (int k = transposed.begin[i]; k < transposed.begin[i + 1]; ++k) {
       const int c = transposed.entry[k] / kStencilSize;
       const double weight = problem.contacts[c].weight[transposed.entry[k] % kStencilSize];
-      const Matrix3& world_to_contact = problem.contacts[c].world_to_contact;
-      impulse += weight * (world_to_contact.transpose() * work.evaluation[c].impulse);
-      if (with_hessian) {
-        hessian += (weight * weight) * (world_to_contact.transpose() * work.evaluation[c].hessian * world_to_contact);
-      }
+      impulse += weight * work.world_impulse[c];
+      if (with_hessian) hessian += (weight * weight) * work.world_hessian[c];
     }
     work.impulse_on_node[i] = impulse;
     if (with_hessian) work.hessian_block[i] = hessian;
@@ -167,6 +172,8 @@ std::vector<Matrix3> QuasiNewtonHessianBlocks(const SubstepContactProblem& probl
   Workspace work;
   work.contact_velocity.resize(contact_count);
   work.evaluation.resize(contact_count);
+  work.world_impulse.resize(contact_count);
+  work.world_hessian.resize(contact_count);
   work.residual.resize(node_count);
   work.impulse_on_node.resize(node_count);
   work.hessian_block.resize(node_count);
@@ -198,6 +205,8 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
   Workspace work;
   work.contact_velocity.resize(contact_count);
   work.evaluation.resize(contact_count);
+  work.world_impulse.resize(contact_count);
+  work.world_hessian.resize(contact_count);
   work.direction_at_contact.resize(contact_count);
   work.residual.resize(node_count);
   work.impulse_on_node.resize(node_count);

@@ -71,8 +71,9 @@ VonMisesReturnResult VonMisesReturnMap(const Matrix3& trial_elastic_deformation_
   }
   const Matrix3& trial = trial_elastic_deformation_gradient;
 
-  // Step 1: polar decomposition of the trial state, F^E = R V (seed 000 Algorithm 1).
-  const Matrix3 trial_rotation = ComputePolarDecomposition(trial).rotation;
+  // Step 1: polar decomposition of the trial state, F^E = R V (seed 000 Algorithm 1); only R
+  // is needed (Newton's iteration, the SVD's rotation up to rounding).
+  const Matrix3 trial_rotation = ComputePolarRotation(trial);
 
   // Step 2: S = ½(R0ᵀF^E + F^EᵀR0) and its eigen-decomposition S = U diag(σ) Uᵀ
   // (seed 000 eq. 23–24).
@@ -123,7 +124,7 @@ VonMisesReturnResult VonMisesReturnMap(const Matrix3& trial_elastic_deformation_
     result.elastic_deformation_gradient = reference_rotation * projected_stretch;
   }
   // R0 for the next step: polar rotation of F̃^E (= R when Ṽ is positive definite).
-  result.next_reference_rotation = ComputePolarDecomposition(result.elastic_deformation_gradient).rotation;
+  result.next_reference_rotation = ComputePolarRotation(result.elastic_deformation_gradient);
   return result;
 }
 
