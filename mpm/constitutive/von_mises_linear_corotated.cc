@@ -79,24 +79,26 @@ VonMisesReturnResult VonMisesReturnMap(const Matrix3& trial_elastic_deformation_
   // (seed 000 eq. 23–24).
   const Matrix3 unrotated = reference_rotation.transpose() * trial;
   const Matrix3 symmetric_stretch = 0.5 * (unrotated + unrotated.transpose());
-  const Eigen::SelfAdjointEigenSolver<Matrix3> eigen_solver(symmetric_stretch);
-  const Vector3& sigma = eigen_solver.eigenvalues();
-  const Matrix3& eigenvectors = eigen_solver.eigenvectors();
 
-  // Yield test ‖σ − σ̄(1,1,1)‖ ≤ η/(2μ_L): a cylinder about (1,1,1) (seed 000 eq. 24).
-  const double mean = sigma.mean();
-  const Vector3 deviatoric = sigma.array() - mean;
-  const double deviatoric_norm = deviatoric.norm();
+  // Yield test ‖σ − σ̄(1,1,1)‖ ≤ η/(2μ_L): a cylinder about (1,1,1) (seed 000 eq. 24). The
+  // Frobenius norm is invariant under S → UᵀSU, so ‖σ − σ̄(1,1,1)‖ = ‖S − (tr S/3) I‖_F: the
+  // elastic case (most particles, most steps) needs no eigen-decomposition.
   const double radius = yield_stress_pa / (2.0 * shear_modulus_pa);  // [-]
-
+  const double trace_mean = symmetric_stretch.trace() / 3.0;
   VonMisesReturnResult result;
-  if (deviatoric_norm <= radius) {
+  if ((symmetric_stretch - trace_mean * Matrix3::Identity()).norm() <= radius) {
     // Inside the cylinder: elastic, state unchanged. A purely hydrostatic S (zero
     // deviatoric part, the guard of eq. 25) always lands here since r ≥ 0.
     result.elastic_deformation_gradient = trial;
     result.next_reference_rotation = trial_rotation;
     return result;
   }
+  const Eigen::SelfAdjointEigenSolver<Matrix3> eigen_solver(symmetric_stretch);
+  const Vector3& sigma = eigen_solver.eigenvalues();
+  const Matrix3& eigenvectors = eigen_solver.eigenvectors();
+  const double mean = sigma.mean();
+  const Vector3 deviatoric = sigma.array() - mean;
+  const double deviatoric_norm = deviatoric.norm();
   result.yielded = true;
 
   // Step 3: radial projection onto the cylinder, σ̃ = σ̄ + (r/‖σ − σ̄‖)(σ − σ̄) (seed 000 eq. 25).
