@@ -23,6 +23,10 @@ void CheckSubstepProblem(const SubstepContactProblem& problem) {
     throw std::invalid_argument("SubstepContactProblem: " + std::to_string(problem.free_velocity.size()) +
                                 " free velocities for " + std::to_string(node_count) + " nodes");
   }
+  if (!problem.initial_velocity.empty() && static_cast<int>(problem.initial_velocity.size()) != node_count) {
+    throw std::invalid_argument("SubstepContactProblem: " + std::to_string(problem.initial_velocity.size()) +
+                                " initial velocities for " + std::to_string(node_count) + " nodes");
+  }
   for (int i = 0; i < node_count; ++i) {
     if (!(problem.node_mass[i] > 0.0)) {
       throw std::invalid_argument("SubstepContactProblem: node " + std::to_string(i) + " has mass " +
@@ -193,10 +197,12 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
   const Clock::time_point solve_start = Clock::now();
   QuasiNewtonResults results;
   solvers::SolverSummary& summary = results.summary;
-  // Step 1 (spec Y2): start from v*; nodes outside every contact stencil stay there.
-  results.velocity = problem.free_velocity;
+  // Step 1 (spec Y2): start from v*, or from the caller's guess; nodes outside every contact
+  // stencil stay at v*, their optimum.
+  results.velocity = problem.initial_velocity.empty() ? problem.free_velocity : problem.initial_velocity;
   std::vector<Vector3>& velocity = results.velocity;
   if (contact_count == 0) {
+    results.velocity = problem.free_velocity;
     summary.Stop(solvers::Termination::kNothingToSolve, "no contacts: v = v*");
     return results;
   }

@@ -50,6 +50,9 @@ struct SubstepContactProblem {
   // Σ m_i ‖v*_i‖² over the active grid nodes outside the problem [kg m²/s²]: they are at
   // their optimum but still count in the momentum scale ‖M^½ v‖ of the stopping rule (K4).
   double outside_momentum_squared = 0.0;
+  // Where the iteration starts [m/s], one per node; empty: v* (Algorithm 1, spec Y2). Any
+  // start reaches the same minimizer of the convex ℓ_p; a good guess saves iterations.
+  std::vector<Vector3> initial_velocity;
 };
 
 struct QuasiNewtonOptions {

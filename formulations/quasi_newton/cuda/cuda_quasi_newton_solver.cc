@@ -39,6 +39,11 @@ QuasiNewtonResults CudaQuasiNewtonSolver::Solve(const SubstepContactProblem& pro
     throw std::invalid_argument("QuasiNewtonOptions: " + reason);
   }
   CheckSubstepProblem(problem);
+  if (!problem.initial_velocity.empty()) {
+    // The device iteration starts from v* (its buffers hold no other start).
+    throw std::invalid_argument(
+        "CudaQuasiNewtonSolver: a warm start (initial_velocity) is not supported on the device");
+  }
   gpu::DeviceContactModel model;
   if (!gpu::DeviceModelFor(*problem.model, &model)) {
     throw std::invalid_argument("CudaQuasiNewtonSolver: contact model '" + std::string(problem.model->name()) +
