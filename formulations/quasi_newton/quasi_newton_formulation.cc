@@ -73,6 +73,19 @@ double ContactStiffness(StiffnessRule rule, const QuasiNewtonFormulationOptions&
   return 0.0;  // the model's contact.stiffness
 }
 
+// Kinematic bodies and the prescribed joints of the multibody tree at `time` [s], the tree's
+// degrees of freedom unchanged (kinematic_poses = substep).
+void MovePrescribedMotion(World& world, double time) {
+  for (rigid::RigidBody& body : world.bodies) {
+    if (body.motion == rigid::BodyMotion::kKinematic && body.trajectory) rigid::UpdateKinematicBody(body, time);
+  }
+  if (world.multibody.num_links() > 0) {
+    world.multibody.set_time(time);
+    world.multibody.UpdateKinematics();
+    SyncArticulatedBodies(world);
+  }
+}
+
 // The key of a (particle, body) contact for the warm start.
 std::uint64_t WarmStartKey(const contact::ParticleContact& contact) {
   return (static_cast<std::uint64_t>(contact.particle) << 24) | static_cast<std::uint64_t>(contact.body);
@@ -188,6 +201,11 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
        "M^-1 J^T gamma_prev, the forces the same (particle, body) contacts carried in the previous substep times this "
        "substep; the same minimizer, fewer iterations in resting contact. CPU backend only.",
        OneOf(ChoiceNames(WarmStartNames()))},
+      {"quasi_newton.kinematic_poses", ChoiceName(defaults.kinematic_poses, KinematicPosesNames()), "",
+       "Poses of kinematic bodies during the substeps. step: frozen at t^n like every body (seed 003), so a moving "
+       "pin jumps by a whole dt at the first substep; substep (beyond the paper): kinematic bodies and prescribed "
+       "joints moved along their trajectories to the start of each substep (degrees of freedom stay at t^n).",
+       OneOf(ChoiceNames(KinematicPosesNames()))},
       {"quasi_newton.backend", ChoiceName(defaults.backend, BackendNames()), "",
        "cpu: OpenMP solver; cuda: the quasi-Newton solve on the GPU (CUDA build and a device required).",
        OneOf(ChoiceNames(BackendNames()))},
@@ -217,6 +235,7 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   options.penetration_fraction = parameters.GetDouble("quasi_newton.penetration_fraction");
   options.grid_update = GetChoice(parameters, "quasi_newton.grid_update", GridUpdateNames());
   options.warm_start = GetChoice(parameters, "quasi_newton.warm_start", WarmStartNames());
+  options.kinematic_poses = GetChoice(parameters, "quasi_newton.kinematic_poses", KinematicPosesNames());
   options.contact = contact::ContactModelParameters::FromParameters(parameters);
   if (const std::string problem = options.solver.Validate(); !problem.empty()) {
     throw InputError("quasi_newton: " + problem);
@@ -250,6 +269,12 @@ const ChoiceTable<GridUpdate>& GridUpdateNames() {
 const ChoiceTable<WarmStart>& WarmStartNames() {
   static const ChoiceTable<WarmStart> names = {{"none", WarmStart::kNone},
                                                {"previous_impulses", WarmStart::kPreviousImpulses}};
+  return names;
+}
+
+const ChoiceTable<KinematicPoses>& KinematicPosesNames() {
+  static const ChoiceTable<KinematicPoses> names = {{"step", KinematicPoses::kStep},
+                                                    {"substep", KinematicPoses::kSubstep}};
   return names;
 }
 
@@ -348,6 +373,12 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
   std::vector<int> grid_node_of_problem_node;
   double contact_sum = 0.0;
   for (int k = 0; k < substeps; ++k) {
+    // kinematic_poses = substep: prescribed bodies at the substep's start (the rigid step
+    // below puts them at tⁿ⁺¹ as always).
+    if (options_.kinematic_poses == KinematicPoses::kSubstep && k > 0) {
+      MovePrescribedMotion(world, world.time + k * substep);
+    }
+
     // 2a. Explicit MLS-MPM free motion (eq. 6): P2G with the stress impulse, then v* = v + δt g.
     start = Clock::now();
     mpm::ParticleToGrid(particles, world.materials, substep, grid_);
@@ -474,6 +505,9 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     mpm::UpdateConstitutiveState(world.materials, particles);
     report.timings.g2p += SecondsSince(start);
   }
+
+  // Prescribed bodies back at tⁿ for the rigid step's contacts (kinematic_poses = substep).
+  if (options_.kinematic_poses == KinematicPoses::kSubstep) MovePrescribedMotion(world, world.time);
 
   // 3. The rigid step of eq. 3 with the accumulated MPM impulse (Algorithm B.3). Bodies that
   // touch each other or static geometry make it a convex problem over the rigid DoFs, as

@@ -38,11 +38,13 @@ enum class StiffnessRule { kAuto, kLoad, kNearRigid, kNearRigidParticleMass, kFi
 enum class GridUpdate { kImpulse, kSolverVelocity };
 enum class Backend { kCpu, kCuda };
 enum class WarmStart { kNone, kPreviousImpulses };
+enum class KinematicPoses { kStep, kSubstep };
 // The names the keys quasi_newton.stiffness_rule, .grid_update and .backend take.
 const ChoiceTable<StiffnessRule>& StiffnessRuleNames();
 const ChoiceTable<GridUpdate>& GridUpdateNames();
 const ChoiceTable<Backend>& BackendNames();
 const ChoiceTable<WarmStart>& WarmStartNames();
+const ChoiceTable<KinematicPoses>& KinematicPosesNames();
 
 struct QuasiNewtonFormulationOptions {
   // N, MPM substeps per rigid step [-]; 0 is "auto": at the start of every step the
@@ -110,6 +112,14 @@ struct QuasiNewtonFormulationOptions {
   // contact starts near its answer. The minimizer is the same; only the iteration count
   // changes (measured in the README's quasi_newton section). CPU backend only.
   WarmStart warm_start = WarmStart::kNone;
+  // Where kinematic (prescribed) bodies stand during the substeps. "step": frozen at tⁿ with
+  // every other body, as seed 003 registers contacts against the poses qⁿ, so a moving pin
+  // jumps by a whole Δt before the first substep of each step. "substep" (beyond the paper):
+  // kinematic bodies and the prescribed joints of the multibody tree (the dough's pin
+  // carriers) moved along their trajectories to the start of each substep, as hybrid_impulse
+  // moves them; the tree's degrees of freedom stay at tⁿ, as the weak coupling solves them in
+  // the rigid step.
+  KinematicPoses kinematic_poses = KinematicPoses::kStep;
   // Contact model constants shared with `sap` (seed 003 uses the lagged model).
   contact::ContactModelParameters contact;
 
