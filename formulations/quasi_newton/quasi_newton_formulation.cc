@@ -196,10 +196,9 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
        "(seed 003's Algorithm 1).",
        OneOf(ChoiceNames(GridUpdateNames()))},
       {"quasi_newton.warm_start", ChoiceName(defaults.warm_start, WarmStartNames()), "",
-       "Start of each substep's iteration. none: v* (Algorithm 1, seed 003). previous_impulses (beyond the paper): v* "
-       "+ "
-       "M^-1 J^T gamma_prev, the forces the same (particle, body) contacts carried in the previous substep times this "
-       "substep; the same minimizer, fewer iterations in resting contact. CPU backend only.",
+       "Start of each substep's iteration. none: v* (Algorithm 1, seed 003). previous_impulses (beyond the paper): "
+       "v* + M^-1 J^T gamma_prev, the forces the same (particle, body) contacts carried in the previous substep times "
+       "this substep; the same minimizer, fewer iterations in resting contact. CPU backend only.",
        OneOf(ChoiceNames(WarmStartNames()))},
       {"quasi_newton.kinematic_poses", ChoiceName(defaults.kinematic_poses, KinematicPosesNames()), "",
        "Poses of kinematic bodies during the substeps. step: frozen at t^n like every body (seed 003), so a moving "
