@@ -23,10 +23,7 @@ class BlockOnSlab final : public Scenario {
     const double thickness = parameters.GetDouble("slab_thickness");
     const double density = parameters.GetDouble("density");
     const double gravity = parameters.GetDouble("gravity");
-    settle_time_ = parameters.GetDouble("settle_time");
-    if (settle_time_ >= parameters.GetDouble("duration")) {
-      throw InputError("key 'settle_time' must be shorter than 'duration' (no samples would be averaged)");
-    }
+    settle_time_ = ReadSettleTime(parameters);
     world.gravity = Vector3(0.0, 0.0, -gravity);
     world.grid_spacing = parameters.GetDouble("grid_spacing");
     grid_spacing_ = world.grid_spacing;

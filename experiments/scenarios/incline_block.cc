@@ -22,13 +22,10 @@ class InclineBlock final : public Scenario {
     initial_speed_ = parameters.GetDouble("initial_speed");
     gravity_ = parameters.GetDouble("gravity");
     duration_ = parameters.GetDouble("duration");
-    settle_time_ = parameters.GetDouble("settle_time");
+    settle_time_ = ReadSettleTime(parameters);
     stop_speed_ = parameters.GetDouble("stop_speed");
     const double size = parameters.GetDouble("block_size");
     const double density = parameters.GetDouble("density");
-    if (settle_time_ >= duration_) {
-      throw InputError("key 'settle_time' must be shorter than 'duration' (no samples would be compared)");
-    }
     if (stop_speed_ >= initial_speed_) {
       throw InputError("key 'stop_speed' must be below 'initial_speed' (the block would count as stopped at t = 0)");
     }

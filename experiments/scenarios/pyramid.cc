@@ -28,11 +28,8 @@ class Pyramid final : public Scenario {
     const double ball_radius = parameters.GetDouble("ball_radius");
     const double edge_radius = parameters.GetDouble("edge_radius");
     const double gravity = parameters.GetDouble("gravity");
-    settle_time_ = parameters.GetDouble("settle_time");
+    settle_time_ = ReadSettleTime(parameters);
     collapse_drop_ = parameters.GetDouble("collapse_drop");
-    if (settle_time_ >= parameters.GetDouble("duration")) {
-      throw InputError("key 'settle_time' must be shorter than 'duration'");
-    }
     if (edge_radius >= ball_radius) {
       throw InputError("key 'edge_radius' must be below 'ball_radius': the ball would fall between the blocks");
     }

@@ -23,11 +23,8 @@ class RollingSphere final : public Scenario {
     gravity_ = parameters.GetDouble("gravity");
     radius_ = parameters.GetDouble("radius");
     duration_ = parameters.GetDouble("duration");
-    settle_time_ = parameters.GetDouble("settle_time");
+    settle_time_ = ReadSettleTime(parameters);
     const double density = parameters.GetDouble("density");
-    if (settle_time_ >= duration_) {
-      throw InputError("key 'settle_time' must be shorter than 'duration' (no samples would be fitted)");
-    }
     incline_ = AddIncline(world, slope_angle_, friction_);
     world.gravity = Vector3(0.0, 0.0, -gravity_);
     world.grid_spacing = parameters.GetDouble("grid_spacing");

@@ -163,6 +163,14 @@ double Mean(const std::vector<double>& values) {
   return sum / static_cast<double>(values.size());
 }
 
+double ReadSettleTime(const ParameterSet& parameters) {
+  const double settle_time = parameters.GetDouble("settle_time");
+  if (settle_time >= parameters.GetDouble("duration")) {
+    throw InputError("key 'settle_time' must be shorter than 'duration' (no samples would be taken)");
+  }
+  return settle_time;
+}
+
 double FitSlope(const std::vector<double>& times, const std::vector<double>& values) {
   const std::size_t n = std::min(times.size(), values.size());
   if (n < 2) return std::numeric_limits<double>::quiet_NaN();

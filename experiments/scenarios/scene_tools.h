@@ -100,4 +100,8 @@ double FitSlope(const std::vector<double>& times, const std::vector<double>& val
 // Arithmetic mean; NaN for no values.
 double Mean(const std::vector<double>& values);
 
+// The scene's settle_time [s], from which its averages and fits take samples; InputError
+// naming both keys unless it lies before the scene's duration.
+double ReadSettleTime(const ParameterSet& parameters);
+
 }  // namespace contactlab::experiments

@@ -48,15 +48,12 @@ class Stack final : public Scenario {
     block_size_ = parameters.GetDouble("block_size");
     const double density = parameters.GetDouble("density");
     const double particles_per_cell = parameters.GetDouble("particles_per_cell");
-    settle_time_ = parameters.GetDouble("settle_time");
+    settle_time_ = ReadSettleTime(parameters);
     stand_fraction_ = parameters.GetDouble("stand_fraction");
     const double stagger = parameters.GetDouble("stagger");
     if (stagger >= 0.5 * block_size_) {
       throw InputError(
           "key 'stagger' must be below half of 'block_size' (each block must rest on most of the one below)");
-    }
-    if (settle_time_ >= parameters.GetDouble("duration")) {
-      throw InputError("key 'settle_time' must be shorter than 'duration'");
     }
     gravity_ = parameters.GetDouble("gravity");
     world.gravity = Vector3(0.0, 0.0, -gravity_);
