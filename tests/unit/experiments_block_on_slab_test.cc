@@ -89,12 +89,7 @@ TEST(BlockOnSlab, DefaultBlockRestsOnTheSlabAndTheSlabOnTheGround) {
 
 TEST(BlockOnSlab, BadCombinationsNameTheirKeys) {
   auto message = [](const std::vector<std::string>& overrides) {
-    try {
-      Build(SceneParameters("block_on_slab", "sap", overrides));
-    } catch (const InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string();
+    return InputErrorMessage([&] { Build(SceneParameters("block_on_slab", "sap", overrides)); });
   };
   EXPECT_NE(message({"settle_time=2"}).find("'settle_time'"), std::string::npos);
   // h = 0.2 m: particle spacing 0.1 m, a single layer through the 5 cm slab.

@@ -78,12 +78,7 @@ TEST(InclineBlock, DefaultBlockRestsOnTheInclineMovingDownslope) {
 
 TEST(InclineBlock, BadCombinationsNameTheirKeys) {
   auto message = [](const std::vector<std::string>& overrides) {
-    try {
-      Build(Parameters("sap", overrides));
-    } catch (const InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string();
+    return InputErrorMessage([&] { Build(Parameters("sap", overrides)); });
   };
   EXPECT_NE(message({"settle_time=2"}).find("'settle_time'"), std::string::npos);
   EXPECT_NE(message({"stop_speed=0.2"}).find("'initial_speed'"), std::string::npos);

@@ -67,12 +67,7 @@ TEST(Pyramid, DefaultStackRestsOnTheGroundAndTheBallOnTheEdges) {
 TEST(Pyramid, ImpossibleGeometriesNameTheirKeys) {
   World world;
   auto build = [&world](const std::vector<std::string>& overrides) {
-    try {
-      FindScenario("pyramid").factory()->Build(Parameters(overrides), world);
-    } catch (const InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string();
+    return InputErrorMessage([&] { FindScenario("pyramid").factory()->Build(Parameters(overrides), world); });
   };
   EXPECT_NE(build({"edge_radius=0.09"}).find("'ball_radius'"), std::string::npos);
   EXPECT_NE(build({"edge_radius=0.02"}).find("'block_size'"), std::string::npos);

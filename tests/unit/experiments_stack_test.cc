@@ -82,12 +82,7 @@ TEST(Stack, DefaultStackHasFiveOneKilogramBlocksEachOnTheOneBelow) {
 
 TEST(Stack, LayersAndStaggerAreChecked) {
   auto message = [](const std::vector<std::string>& overrides) {
-    try {
-      Build(Parameters(overrides));
-    } catch (const InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string();
+    return InputErrorMessage([&] { Build(Parameters(overrides)); });
   };
   EXPECT_NE(message({"layers=rmx"}).find("layers"), std::string::npos);
   EXPECT_NE(message({"layers=rmrmrmrmrmr"}).find("layers"), std::string::npos);

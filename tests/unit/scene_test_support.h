@@ -71,4 +71,15 @@ inline double ReadSummaryDouble(hid_t file, const std::string& name) {
   return value;
 }
 
+// The message of the InputError `build()` throws, or "" when it throws none.
+template <typename Build>
+std::string InputErrorMessage(Build&& build) {
+  try {
+    build();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
 }  // namespace contactlab::experiments
