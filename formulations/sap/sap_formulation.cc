@@ -318,7 +318,8 @@ void SapFormulation::SolveMpmFreeMotion(const World& world, StepWork& work, Timi
     const Eigen::VectorXd change = -work.schur.Solve(gradient);
     work.mpm_free_velocity = initial + change;
     // One exact Newton step on the quadratic energy; its residual is that of the linear
-    // solve, ‖A δ + ∇E‖ against ‖∇E‖ (recorded, not tested).
+    // solve, ‖A δ + ∇E‖ against ‖∇E‖ (recorded, not tested). E itself is not evaluated on
+    // this path, so the summary's costs are 0.
     const double gradient_norm = gradient.norm();
     const double solve_residual = (work.mpm_matrix * change + gradient).norm();
     solvers::SolverSummary& summary = statistics_.free_motion;
