@@ -547,6 +547,7 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
         write("time", [](const SolverLogRow& row) { return row.time; });
         write("contacts", counter(&StepReport::contacts));
         write("rigid_contacts", counter(&StepReport::rigid_contacts));
+        write("grid_boundary_nodes", counter(&StepReport::grid_boundary_nodes));
         write("outer_iterations", counter(&StepReport::outer_iterations));
         write("linear_iterations", counter(&StepReport::linear_iterations));
         write("substeps", counter(&StepReport::substeps));

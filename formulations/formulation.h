@@ -83,6 +83,9 @@ struct StepReport {
   // Contact points between rigid bodies (and between rigid bodies and static geometry) that
   // the step resolved; 0 for formulations or worlds without them.
   int rigid_contacts = 0;
+  // Grid nodes held by grid-boundary walls (contact/grid_boundary.h): the nodes whose
+  // velocity the walls constrained, the largest count over the step's substeps; 0 without walls.
+  int grid_boundary_nodes = 0;
   double max_penetration = 0.0;  // deepest particle penetration into a rigid geometry [m]
   // The aggregates below are kept by Formulation::RecordSolve from `solves`: iterations and
   // linear (GMRES) iterations summed over the contact and rigid-step solves, the largest

@@ -22,6 +22,14 @@ namespace contactlab::rigid {
 
 enum class BodyMotion { kStatic, kKinematic, kFree, kArticulated };
 
+// How MPM material meets a static body (formulations/contact/grid_boundary.h): as a contact
+// body whose geometry each formulation registers particles against (kContactBody, every body
+// by default), or as a boundary condition on the MPM grid nodes inside the geometry (the wall
+// of most MPM codes): sticky (node velocity zero), slip (normal component zero, tangential
+// free) or separating (no approach along the normal, Coulomb friction with the geometry's μ).
+// Rigid–rigid contact treats every body alike.
+enum class GridBoundary { kContactBody, kSticky, kSlip, kSeparating };
+
 // A shape attached to a body at a fixed pose in the body frame.
 struct Geometry {
   Shape shape;
@@ -48,13 +56,16 @@ struct RigidBody {
   Vector3 applied_force = Vector3::Zero();     // constant external force, world [N]
   Vector3 applied_torque = Vector3::Zero();    // constant external torque, world [N m]
   std::vector<Geometry> geometries;
-  KinematicTrajectory trajectory;  // kinematic bodies only
-  int velocity_offset = -1;        // first generalized velocity, -1 if none
-  int tree_link = -1;              // articulated bodies: link in the MultibodyTree
+  KinematicTrajectory trajectory;                           // kinematic bodies only
+  int velocity_offset = -1;                                 // first generalized velocity, -1 if none
+  int tree_link = -1;                                       // articulated bodies: link in the MultibodyTree
+  GridBoundary grid_boundary = GridBoundary::kContactBody;  // static bodies only
 
   bool is_free() const { return motion == BodyMotion::kFree; }
   // Free and articulated bodies respond to contact; static and kinematic ones do not.
   bool has_finite_mass() const { return is_free() || motion == BodyMotion::kArticulated; }
+  // MPM particles never register contacts against a grid-boundary body.
+  bool is_grid_boundary() const { return grid_boundary != GridBoundary::kContactBody; }
   Matrix3 WorldInertia() const;
   Matrix3 WorldInverseInertia() const;
   // Velocity of the material point of this body currently at `world_point`.

@@ -5,6 +5,7 @@
 #include <limits>
 #include <numbers>
 
+#include "experiments/scenarios/scene_tools.h"
 #include "experiments/scenarios/squeeze_panels.h"
 #include "mpm/sampling.h"
 
@@ -111,7 +112,10 @@ class CloseLiftShake final : public Scenario {
         AddSqueezePanels(world, parameters, carrier_link_, 3.0 * half, squeeze_force, friction, panel_damping_);
     left_panel_ = panels.left;
     right_panel_ = panels.right;
-    if (parameters.GetString("support") == "table") AddTable(world, side, friction);
+    if (parameters.GetString("support") == "table") {
+      AddTable(world, side, friction);
+      ApplyTableModel(parameters, world.bodies[table_]);
+    }
   }
 
   void DeclareObservables(RunRecorder& recorder) override {
@@ -207,6 +211,7 @@ ScenarioInfo CloseLiftShakeInfo() {
            "avoid rigid-rigid contact) or table (it starts resting on a static table, the rigid cube on it through "
            "rigid-rigid contact).",
            OneOf({"none", "table"})},
+          TableModelSpec(),
           {"cube_side", 0.06, "m", "Edge of each of the three cubes (spec E6: 12 particles per axis at h = 0.01).",
            Positive()},
           {"elastic_density", 100.0, "kg/m^3", "Density of the elastic cubes.", Positive()},

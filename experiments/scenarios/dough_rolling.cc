@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "experiments/scenarios/scene_tools.h"
 #include "mpm/sampling.h"
 
 namespace contactlab::experiments {
@@ -146,6 +147,7 @@ class DoughRolling final : public Scenario {
     world.bodies.push_back(rigid::MakeStaticBody(
         "table", {rigid::Geometry{rigid::Shape::Box(table_half), rigid::Pose{}, parameters.GetDouble("table_mu")}},
         table_pose));
+    ApplyTableModel(parameters, world.bodies.back());
 
     // Dough: linear corotated with von Mises plasticity (seed 000 §VII-C). Sampled in the box
     // [0, L] × [0, W] × [0, H], which the lattice s(k + ½) fills with whole particles when
@@ -229,7 +231,11 @@ class DoughRolling final : public Scenario {
     recorder.DeclareAnalytic("slip_ratio", "1", "rolling without slip: 0");
     recorder.DeclareSeries("pin_contact_force", "N", "contact force the dough exerts on the pin (world)",
                            {"x", "y", "z"});
-    recorder.DeclareSeries("contacts", "1", "contact points of the step (StepReport.contacts, table included)");
+    recorder.DeclareSeries(
+        "contacts", "1",
+        "contact points of the step (StepReport.contacts; the table's too when table_model = contact_body)");
+    recorder.DeclareSeries("grid_boundary_nodes", "1",
+                           "grid nodes the table held (table_model = sticky, slip, separating)");
     recorder.DeclareSeries("outer_iterations", "1", "Newton / quasi-Newton iterations of the step");
     recorder.DeclareSeries("dough_top_height", "m", "highest particle above the table top");
     recorder.DeclareSeries("dough_mean_thickness", "m",
@@ -256,6 +262,7 @@ class DoughRolling final : public Scenario {
     recorder.AppendAnalytic("slip_ratio", t, {0.0});
     recorder.AppendSeries("pin_contact_force", t, {force.x(), force.y(), force.z()});
     recorder.AppendSeries("contacts", t, {static_cast<double>(report.contacts)});
+    recorder.AppendSeries("grid_boundary_nodes", t, {static_cast<double>(report.grid_boundary_nodes)});
     recorder.AppendSeries("outer_iterations", t, {static_cast<double>(report.outer_iterations)});
 
     // Height of the dough: the top particle, and the mean of the per-column thickness map.
@@ -342,6 +349,7 @@ ScenarioInfo DoughRollingInfo() {
           {"table_length", 1.0, "m", "Table size along x, beyond the dough and the pin's travel.", Positive()},
           {"table_width", 0.8, "m", "Table size along y, beyond the dough and the pin's length.", Positive()},
           {"table_thickness", 0.05, "m", "Table thickness below its top face at z = 0.", Positive()},
+          TableModelSpec(),
           {"pin_radius", 0.035, "m", "Rolling-pin radius r (spec E3 reduced).", Positive()},
           {"pin_length", 0.45, "m", "Rolling-pin length, longer than the dough is wide (spec E3 reduced).", Positive()},
           {"pin_density", 700.0, "kg/m^3", "Rolling-pin density, that of a hardwood (spec E3 reduced).", Positive()},

@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "formulations/contact/grid_boundary.h"
 #include "mpm/sampling.h"
 
 namespace contactlab::experiments {
@@ -187,6 +188,19 @@ double FitSlope(const std::vector<double>& times, const std::vector<double>& val
     variance += (times[i] - mean_t) * (times[i] - mean_t);
   }
   return variance > 0.0 ? covariance / variance : std::numeric_limits<double>::quiet_NaN();
+}
+
+ParameterSpec TableModelSpec() {
+  return {"table_model", std::string("contact_body"), "",
+          "How the static support meets the MPM material: contact_body (particles register contacts against it, "
+          "every formulation's own way) or a boundary condition on the grid nodes inside it: sticky (v = 0), slip "
+          "(normal velocity 0, frictionless) or separating (no approach, Coulomb friction with the support's mu); "
+          "formulations/contact/grid_boundary.h.",
+          OneOf(ChoiceNames(contact::GridBoundaryNames()))};
+}
+
+void ApplyTableModel(const ParameterSet& parameters, rigid::RigidBody& body) {
+  body.grid_boundary = GetChoice(parameters, "table_model", contact::GridBoundaryNames());
 }
 
 }  // namespace contactlab::experiments

@@ -104,4 +104,11 @@ double Mean(const std::vector<double>& values);
 // naming both keys unless it lies before the scene's duration.
 double ReadSettleTime(const ParameterSet& parameters);
 
+// The scene key "table_model": how a scene's static support meets the MPM material, as a
+// contact body ("contact_body", the default) or as a grid boundary ("sticky", "slip",
+// "separating"; formulations/contact/grid_boundary.h).
+ParameterSpec TableModelSpec();
+// Sets body.grid_boundary from "table_model".
+void ApplyTableModel(const ParameterSet& parameters, rigid::RigidBody& body);
+
 }  // namespace contactlab::experiments

@@ -7,9 +7,10 @@
 #include "formulations/contact/geometry_query.h"
 
 namespace contactlab::contact {
+namespace {
 
-std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& particles,
-                                                    const std::vector<rigid::RigidBody>& bodies, double margin) {
+std::vector<ParticleContact> Detect(const mpm::Particles& particles, const std::vector<rigid::RigidBody>& bodies,
+                                    double margin, bool with_grid_boundaries) {
   const auto boxes = GeometryBoundingBoxes(bodies, margin);
   const int particle_count = static_cast<int>(particles.size());
 
@@ -23,6 +24,7 @@ std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& partic
     for (int p = 0; p < particle_count; ++p) {
       const Vector3& x = particles.position[p];
       for (int b = 0; b < static_cast<int>(bodies.size()); ++b) {
+        if (bodies[b].is_grid_boundary() && !with_grid_boundaries) continue;
         for (int g = 0; g < static_cast<int>(bodies[b].geometries.size()); ++g) {
           if (!boxes[b][g].contains(x)) continue;
           const GeometryQuery query = QueryGeometry(bodies[b], g, x);
@@ -46,9 +48,16 @@ std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& partic
   return contacts;
 }
 
+}  // namespace
+
+std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& particles,
+                                                    const std::vector<rigid::RigidBody>& bodies, double margin) {
+  return Detect(particles, bodies, margin, /*with_grid_boundaries=*/false);
+}
+
 double MaxPenetration(const mpm::Particles& particles, const std::vector<rigid::RigidBody>& bodies) {
   double deepest = 0.0;
-  for (const ParticleContact& point : DetectParticleContacts(particles, bodies)) {
+  for (const ParticleContact& point : Detect(particles, bodies, 0.0, /*with_grid_boundaries=*/true)) {
     deepest = std::max(deepest, point.penetration);
   }
   return deepest;

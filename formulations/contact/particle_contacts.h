@@ -25,12 +25,12 @@ struct ParticleContact {
 // "penetration" is negative: a gap, which implicit solvers use to stop a particle before it
 // would cross the surface within the step). Broad phase: world bounding box per geometry,
 // inflated by the margin. The list is ordered by (particle, body, geometry) for any thread
-// count.
+// count. Grid-boundary bodies (contact/grid_boundary.h) are skipped: the grid holds them.
 std::vector<ParticleContact> DetectParticleContacts(const mpm::Particles& particles,
                                                     const std::vector<rigid::RigidBody>& bodies, double margin = 0.0);
 
-// The deepest particle penetration into any rigid geometry [m] (0 when none): what step
-// reports call max_penetration.
+// The deepest particle penetration into any rigid geometry [m] (0 when none), grid-boundary
+// bodies included: what step reports call max_penetration.
 double MaxPenetration(const mpm::Particles& particles, const std::vector<rigid::RigidBody>& bodies);
 
 }  // namespace contactlab::contact

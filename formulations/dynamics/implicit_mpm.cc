@@ -190,6 +190,9 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
     node_masses_[active] = grid.mass[node];
     initial_velocity_.segment<3>(3 * active) = grid.momentum[node] / grid.mass[node];
   }
+  start_velocity_ = initial_velocity_;
+  wall_nodes_.clear();
+  constrained_mask_.clear();
 
   // 2. Materials. The linear corotated model (also the elastic part of its von Mises
   //    variant) has the closed-form tangent of spec §1.1.3 / §2.1.
@@ -410,7 +413,74 @@ Eigen::VectorXd ImplicitMpm::ElasticForces(const Eigen::VectorXd& velocity) cons
   return -StressForces(velocity);
 }
 
+int ImplicitMpm::ConstrainGridBoundary(const mpm::SparseGrid& grid, const std::vector<rigid::RigidBody>& bodies) {
+  wall_nodes_.clear();
+  constrained_mask_.clear();
+  start_velocity_ = initial_velocity_;
+  if (!contact::HasGridBoundary(bodies)) return 0;
+  constrained_mask_.assign(num_active_nodes(), 0);
+  for (contact::GridBoundaryNode wall : contact::FindGridBoundaryNodes(grid, bodies)) {
+    const int active = active_index_of_node_[wall.node];
+    if (active < 0) continue;
+    // The separating walls' active set comes from the predictor vⁿ + Δt g.
+    const Vector3 predictor = initial_velocity_.segment<3>(3 * active) + dt_ * gravity_;
+    const std::uint8_t mask = contact::ImplicitConstraintMask(wall, predictor, bodies);
+    if (mask == 0) continue;
+    constrained_mask_[active] = mask;
+    for (int axis = 0; axis < 3; ++axis) {
+      if ((mask >> axis) & 1u) start_velocity_[3 * active + axis] = 0.0;
+    }
+    wall.node = active;  // kept by active index from here on
+    wall_nodes_.push_back(wall);
+  }
+  if (wall_nodes_.empty()) constrained_mask_.clear();
+  return static_cast<int>(wall_nodes_.size());
+}
+
+Vector3 ImplicitMpm::free_components(int active_node) const {
+  Vector3 free = Vector3::Ones();
+  if (constrained_mask_.empty()) return free;
+  for (int axis = 0; axis < 3; ++axis) {
+    if ((constrained_mask_[active_node] >> axis) & 1u) free[axis] = 0.0;
+  }
+  return free;
+}
+
+std::vector<contact::WallImpulse> ImplicitMpm::FinishGridBoundary(Eigen::VectorXd& velocity,
+                                                                  const std::vector<rigid::RigidBody>& bodies) const {
+  std::vector<contact::WallImpulse> impulses(bodies.size());
+  if (wall_nodes_.empty()) return impulses;
+  const Eigen::VectorXd gradient = UnconstrainedGradient(velocity);
+  for (const contact::GridBoundaryNode& wall : wall_nodes_) {
+    const int active = wall.node;
+    // The reaction: ∇_i E = m_i (v_i − vⁿ_i − Δt g) + Δt f_i is the momentum the node needs
+    // beyond its forces; the wall supplies it on the fixed components.
+    Vector3 impulse_on_node = Vector3::Zero();
+    for (int axis = 0; axis < 3; ++axis) {
+      if ((constrained_mask_[active] >> axis) & 1u) impulse_on_node[axis] = gradient[3 * active + axis];
+    }
+    const double mass = node_masses_[active];
+    const Vector3 friction =
+        contact::SeparatingWallFriction(wall, velocity.segment<3>(3 * active), mass, impulse_on_node.dot(wall.normal));
+    velocity.segment<3>(3 * active) += friction;
+    impulse_on_node += mass * friction;
+    contact::WallImpulse& total = impulses[wall.body];
+    total.linear -= impulse_on_node;
+    total.angular += (wall.position - bodies[wall.body].pose.position).cross(-impulse_on_node);
+  }
+  return impulses;
+}
+
 Eigen::VectorXd ImplicitMpm::Gradient(const Eigen::VectorXd& velocity) const {
+  Eigen::VectorXd gradient = UnconstrainedGradient(velocity);
+  if (constrained_mask_.empty()) return gradient;
+  for (int dof = 0; dof < num_dofs(); ++dof) {
+    if (IsConstrainedDof(dof)) gradient[dof] = 0.0;
+  }
+  return gradient;
+}
+
+Eigen::VectorXd ImplicitMpm::UnconstrainedGradient(const Eigen::VectorXd& velocity) const {
   RequireVelocitySize(velocity, num_dofs(), "Gradient");
   // ∇_i E = m_i (v_i − vⁿ_i − Δt g) + Δt Σ_p V_p⁰ P_p g_ip  (spec §1.1.3).
   Eigen::VectorXd gradient = dt_ * StressForces(velocity);
@@ -525,6 +595,18 @@ SparseMatrix ImplicitMpm::Hessian(const Eigen::VectorXd& velocity) const {
     Workspace& workspace = workspaces[omp_get_thread_num()];
     AddGroupStiffness(group, velocity, workspace.columns, workspace.products, values);
   });
+
+  // 3. Wall constraints: fixed components keep only their diagonal.
+  if (!constrained_mask_.empty()) {
+    const int* outer = hessian.outerIndexPtr();
+    const int* inner = hessian.innerIndexPtr();
+    for (int column = 0; column < hessian.cols(); ++column) {
+      const bool column_fixed = IsConstrainedDof(column);
+      for (int k = outer[column]; k < outer[column + 1]; ++k) {
+        if (inner[k] != column && (column_fixed || IsConstrainedDof(inner[k]))) values[k] = 0.0;
+      }
+    }
+  }
   return hessian;
 }
 
@@ -534,7 +616,7 @@ solvers::SolverSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& op
                                                     SparseMatrix& hessian) const {
   const Clock::time_point solve_start = Clock::now();
   solvers::SolverSummary summary;
-  Eigen::VectorXd velocity = initial_velocity_;
+  Eigen::VectorXd velocity = start_velocity_;
   if (num_dofs() == 0) {  // no particles: nothing to solve
     free_motion_velocity = velocity;
     hessian = hessian_pattern_;

@@ -26,6 +26,7 @@
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 
+#include "formulations/contact/grid_boundary.h"
 #include "formulations/linear_algebra/sparse_cholesky.h"
 #include "formulations/solvers/solver_summary.h"
 #include "mpm/material.h"
@@ -67,6 +68,29 @@ class ImplicitMpm {
   const Eigen::VectorXd& node_masses() const { return node_masses_; }
   // vⁿ (size num_dofs) [m/s].
   const Eigen::VectorXd& initial_velocity() const { return initial_velocity_; }
+
+  // Grid-boundary walls (contact/grid_boundary.h) as constraints of the step, set after Setup:
+  // the velocity components contact::ImplicitConstraintMask fixes at zero at the active nodes
+  // inside a wall. From then on Gradient is zero on them and Hessian keeps only their
+  // diagonal (their rows and columns decoupled), so every Newton on E (the free motion, SAP's
+  // contact problem, penalty's step) started at start_velocity() never moves them; contact
+  // Jacobians drop their columns (free_components). Returns the number of wall nodes.
+  int ConstrainGridBoundary(const mpm::SparseGrid& grid, const std::vector<rigid::RigidBody>& bodies);
+  bool has_constraints() const { return !wall_nodes_.empty(); }
+  bool IsConstrainedDof(int dof) const {
+    return !constrained_mask_.empty() && ((constrained_mask_[dof / 3] >> (dof % 3)) & 1u) != 0;
+  }
+  // Per world axis of an active node: 1 where its velocity is free, 0 where a wall fixes it.
+  Vector3 free_components(int active_node) const;
+  // vⁿ with the fixed components zero: where every solve of the step starts [m/s].
+  const Eigen::VectorXd& start_velocity() const { return start_velocity_; }
+  // After the step's solve at `velocity`: the impulse each wall node received from its wall is
+  // the constraint reaction ∇E(v) on its fixed components (momentum balance of the node); a
+  // separating wall then applies Coulomb friction to the tangential velocity with that normal
+  // impulse (contact::SeparatingWallFriction). Changes `velocity` accordingly and returns what
+  // each wall body received (one per body, the opposite of what the nodes got).
+  std::vector<contact::WallImpulse> FinishGridBoundary(Eigen::VectorXd& velocity,
+                                                       const std::vector<rigid::RigidBody>& bodies) const;
 
   double Energy(const Eigen::VectorXd& velocity) const;             // [J]
   Eigen::VectorXd Gradient(const Eigen::VectorXd& velocity) const;  // [N s]
@@ -113,6 +137,8 @@ class ImplicitMpm {
   Matrix3 DeformationGradient(const CellGroup& group, int particle, const Eigen::VectorXd& velocity) const;
   // Σ_p V_p⁰ P_p g_ip per DoF [N] (= −k).
   Eigen::VectorXd StressForces(const Eigen::VectorXd& velocity) const;
+  // ∇E without the wall constraints.
+  Eigen::VectorXd UnconstrainedGradient(const Eigen::VectorXd& velocity) const;
   // Runs visit(group) for every cell group, colour by colour, in parallel over the particle
   // blocks of a colour: groups that run at once never share a stencil node.
   template <typename Visitor>
@@ -127,6 +153,11 @@ class ImplicitMpm {
   std::vector<int> active_index_of_node_;
   Eigen::VectorXd node_masses_;
   Eigen::VectorXd initial_velocity_;
+  Eigen::VectorXd start_velocity_;
+  // Grid-boundary walls: their nodes (grid node indices), and per active node a bit per
+  // fixed velocity component (empty without walls).
+  std::vector<contact::GridBoundaryNode> wall_nodes_;
+  std::vector<std::uint8_t> constrained_mask_;
   std::vector<MaterialData> materials_;
   bool quadratic_ = true;  // every particle is linear corotated: E is quadratic in v
 

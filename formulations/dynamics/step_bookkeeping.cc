@@ -12,4 +12,11 @@ void RecordParticleContactImpulse(const World& world, const contact::ParticleCon
                                                impulse_on_particle / dt, point.friction_coefficient});
 }
 
+void RecordWallImpulses(const std::vector<contact::WallImpulse>& impulses, double dt, StepReport& report) {
+  for (std::size_t b = 0; b < impulses.size(); ++b) {
+    report.contact_wrench[b].force += impulses[b].linear / dt;
+    report.contact_wrench[b].torque += impulses[b].angular / dt;
+  }
+}
+
 }  // namespace contactlab::dynamics

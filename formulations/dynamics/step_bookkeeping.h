@@ -1,5 +1,6 @@
 #pragma once
 // What every formulation books into its StepReport per contact impulse, written once.
+#include "formulations/contact/grid_boundary.h"
 #include "formulations/contact/particle_contacts.h"
 #include "formulations/formulation.h"
 
@@ -14,5 +15,9 @@ namespace contactlab::dynamics {
 // records sum to the step's mean force.
 void RecordParticleContactImpulse(const World& world, const contact::ParticleContact& point,
                                   const mpm::Vector3& impulse_on_particle, double dt, StepReport& report);
+
+// Books what grid-boundary walls received over a step of dt [s] (one WallImpulse per body,
+// about its centre of mass) into report.contact_wrench as step-mean forces and torques.
+void RecordWallImpulses(const std::vector<contact::WallImpulse>& impulses, double dt, StepReport& report);
 
 }  // namespace contactlab::dynamics

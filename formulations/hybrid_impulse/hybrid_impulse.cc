@@ -9,6 +9,7 @@
 
 #include "formulations/contact/coulomb_collision.h"
 #include "formulations/contact/geometry_query.h"
+#include "formulations/contact/grid_boundary.h"
 #include "formulations/contact/particle_contacts.h"
 #include "formulations/dynamics/explicit_stability.h"
 #include "formulations/phase_clock.h"
@@ -139,7 +140,7 @@ void HybridImpulseFormulation::ApplyInfiniteMassBoundaries(const World& world, s
       const Vector3 node_position = grid_.NodePosition(node);
       for (int b = 0; b < body_count; ++b) {
         const rigid::RigidBody& body = world.bodies[b];
-        if (body.has_finite_mass()) continue;
+        if (body.has_finite_mass() || body.is_grid_boundary()) continue;
         for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
           if (!boxes[b][g].contains(node_position)) continue;
           const contact::GeometryQuery query = contact::QueryGeometry(body, g, node_position);
@@ -163,6 +164,18 @@ void HybridImpulseFormulation::ApplyInfiniteMassBoundaries(const World& world, s
       impulses[b].angular += chunk_impulses[chunk][b].angular;
     }
   }
+
+  // Bodies chosen as grid boundaries (contact/grid_boundary.h): sticky, slip or separating
+  // walls on the nodes inside them. A separating wall is the Coulomb condition above.
+  if (!contact::HasGridBoundary(world.bodies)) return;
+  const std::vector<contact::GridBoundaryNode> wall_nodes = contact::FindGridBoundaryNodes(grid_, world.bodies);
+  std::vector<contact::WallImpulse> wall_impulses(body_count);
+  contact::ApplyGridBoundary(wall_nodes, world.bodies, grid_, wall_impulses);
+  for (int b = 0; b < body_count; ++b) {
+    impulses[b].linear += wall_impulses[b].linear;
+    impulses[b].angular += wall_impulses[b].angular;
+  }
+  grid_boundary_nodes_ = std::max(grid_boundary_nodes_, static_cast<int>(wall_nodes.size()));
 }
 
 std::vector<HybridImpulseFormulation::PredictedMotion> HybridImpulseFormulation::PredictRigidMotion(
@@ -411,6 +424,7 @@ StepReport HybridImpulseFormulation::AdvanceState(World& world, double dt) {
   rigid_report.contact_wrench = ZeroWrenches(world);
   rigid_report.substeps = 0;  // counts the substeps, to number their rigid solves
   std::vector<BodyImpulse> impulses(world.bodies.size());
+  grid_boundary_nodes_ = 0;
 
   // Equal substeps no longer than the current stability limit.
   double remaining = dt;
@@ -453,9 +467,8 @@ StepReport HybridImpulseFormulation::AdvanceState(World& world, double dt) {
   const auto start = Clock::now();
   const std::vector<contact::ParticleContact> contacts = contact::DetectParticleContacts(world.particles, world.bodies);
   report.contacts = static_cast<int>(contacts.size());
-  for (const contact::ParticleContact& point : contacts) {
-    report.max_penetration = std::max(report.max_penetration, point.penetration);
-  }
+  report.max_penetration = contact::MaxPenetration(world.particles, world.bodies);  // grid walls included
+  report.grid_boundary_nodes = grid_boundary_nodes_;
   report.timings.detection += SecondsSince(start);
   return report;
 }

@@ -129,6 +129,7 @@ class HybridImpulseFormulation final : public Formulation {
   mpm::SparseGrid grid_;
   std::vector<CollisionSamples> samples_;  // per world body; empty for infinite-mass bodies
   bool samples_ready_ = false;
+  int grid_boundary_nodes_ = 0;  // grid-boundary nodes, largest over the step's substeps
   // Grid-1 scratch for one body (indexed by grid-2 node): mass, normal and friction sums.
   std::vector<double> rigid_mass_;
   std::vector<mpm::Vector3> rigid_normal_sum_;

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "formulations/contact/particle_contacts.h"
+#include "formulations/dynamics/step_bookkeeping.h"
 #include "formulations/phase_clock.h"
 #include "mpm/transfers.h"
 
@@ -140,6 +141,7 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   auto start = Clock::now();
   mpm::ParticleToGrid(particles, world.materials, /*stress_dt=*/0.0, grid_);
   implicit_mpm_.Setup(grid_, particles, world.materials, world.gravity, dt);
+  report.grid_boundary_nodes = implicit_mpm_.ConstrainGridBoundary(grid_, world.bodies);
   rigid_dofs_.Setup(world, dt);
   report.timings.free_motion = SecondsSince(start);
 
@@ -181,12 +183,15 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   rigid_dofs_.Advance(world, dt, rigid_impulse);
   report.timings.rigid = SecondsSince(start);
 
-  // 4b. G2P with the solved grid velocities, then plasticity and R0.
+  // 4b. G2P with the solved grid velocities (after the grid walls' friction), then
+  //     plasticity and R0.
   start = Clock::now();
+  Eigen::VectorXd grid_velocity = x.head(implicit_mpm_.num_dofs());
+  const std::vector<contact::WallImpulse> wall_impulses = implicit_mpm_.FinishGridBoundary(grid_velocity, world.bodies);
   std::fill(grid_.velocity.begin(), grid_.velocity.end(), Vector3::Zero());
   const std::vector<int>& active_nodes = implicit_mpm_.active_nodes();
   for (int node = 0; node < implicit_mpm_.num_active_nodes(); ++node) {
-    grid_.velocity[active_nodes[node]] = x.segment<3>(3 * node);
+    grid_.velocity[active_nodes[node]] = grid_velocity.segment<3>(3 * node);
   }
   mpm::GridToParticle(grid_, dt, particles);
   mpm::UpdateConstitutiveState(world.materials, particles);
@@ -229,6 +234,7 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
     }
     report.contact_forces.push_back(record);
   }
+  dynamics::RecordWallImpulses(wall_impulses, dt, report);
   statistics_.pairs = pair_count;
   statistics_.pairs_created = system.pairs_created();
   attachments_.CommitAndPrune(keep, relaxed, relaxed_mesh, next_stiffness);

@@ -156,7 +156,7 @@ PenaltyStepSystem::PenaltyStepSystem(const World& world, double dt, const mpm::S
 
 Eigen::VectorXd PenaltyStepSystem::InitialGuess() const {
   Eigen::VectorXd x(size());
-  x.head(grid_size_) = implicit_mpm_.initial_velocity();
+  x.head(grid_size_) = implicit_mpm_.start_velocity();  // grid walls' components at zero
   x.tail(rigid_size_) = rigid_dofs_.free_motion_velocity();
   return x;
 }
@@ -260,6 +260,7 @@ int PenaltyStepSystem::DetectNewPairs(const Eigen::VectorXd& x) {
     const ParticleKind kind = is_mpm ? ParticleKind::kMpm : ParticleKind::kRigidSample;
     for (const GeometryFrame& frame : frames) {
       if (frame.body == own_body) continue;
+      if (is_mpm && world_.bodies[frame.body].is_grid_boundary()) continue;  // the grid holds it
       const rigid::Shape& shape = world_.bodies[frame.body].geometries[frame.geometry].shape;
       const Vector3 local = frame.rotation.transpose() * (position - frame.origin);
       const double distance = shape.SignedDistance(local);
@@ -474,8 +475,12 @@ void PenaltyStepSystem::Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* resi
   g.resize(size());
   g.head(grid_size_) = implicit_mpm_.Gradient(grid_velocity);
   g.tail(rigid_size_) = rigid_dofs_.dynamics_matrix() * (x.tail(rigid_size_) - rigid_dofs_.free_motion_velocity());
+  // Grid walls absorb the contact forces on the velocity components they fix.
+  const auto fixed = [&](int row) { return row < grid_size_ && implicit_mpm_.IsConstrainedDof(row); };
   for (const PairContribution& contribution : contributions) {
-    for (std::size_t i = 0; i < contribution.rows.size(); ++i) g[contribution.rows[i]] -= dt_ * contribution.force[i];
+    for (std::size_t i = 0; i < contribution.rows.size(); ++i) {
+      if (!fixed(contribution.rows[i])) g[contribution.rows[i]] -= dt_ * contribution.force[i];
+    }
   }
 
   if (with_jacobian) {
@@ -504,6 +509,7 @@ void PenaltyStepSystem::Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* resi
           const double value = -dt_ * contribution.stiffness(i, j);
           if (value == 0.0) continue;
           const int row = contribution.rows[i];
+          if (fixed(row) || fixed(column)) continue;  // decoupled like ImplicitMpm::Hessian
           if (row < grid_size_ && column < grid_size_) {
             const int* begin = inner + outer[column];
             const int* end = inner + outer[column + 1];

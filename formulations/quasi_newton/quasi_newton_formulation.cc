@@ -6,6 +6,7 @@
 #include <numbers>
 #include <sstream>
 
+#include "formulations/contact/grid_boundary.h"
 #include "formulations/contact/particle_contacts.h"
 #include "formulations/dynamics/explicit_stability.h"
 #include "formulations/dynamics/step_bookkeeping.h"
@@ -371,6 +372,9 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
   std::vector<int> problem_node_of_grid_node;
   std::vector<int> grid_node_of_problem_node;
   double contact_sum = 0.0;
+  const bool has_walls = contact::HasGridBoundary(world.bodies);
+  std::vector<contact::GridBoundaryNode> wall_nodes;
+  std::vector<contact::WallImpulse> wall_impulses(world.bodies.size());
   for (int k = 0; k < substeps; ++k) {
     // kinematic_poses = substep: prescribed bodies at the substep's start (the rigid step
     // below puts them at tⁿ⁺¹ as always).
@@ -382,6 +386,13 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     start = Clock::now();
     mpm::ParticleToGrid(particles, world.materials, substep, grid_);
     mpm::ComputeGridVelocity(world.gravity, substep, grid_);
+    // Grid-boundary walls (contact/grid_boundary.h) hold the free motion before the contact
+    // solve and the contact-updated velocities after it (2e).
+    if (has_walls) {
+      wall_nodes = contact::FindGridBoundaryNodes(grid_, world.bodies);
+      contact::ApplyGridBoundary(wall_nodes, world.bodies, grid_, wall_impulses);
+      report.grid_boundary_nodes = std::max(report.grid_boundary_nodes, static_cast<int>(wall_nodes.size()));
+    }
     report.timings.free_motion += SecondsSince(start);
 
     // 2b. Contact registration at the current particle positions and the frozen poses qⁿ.
@@ -496,6 +507,7 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
         generalized_impulse.segment(first_column, jacobian.cols()) += jacobian.transpose() * impulse_on_body;
       }
     }
+    if (has_walls) contact::ApplyGridBoundary(wall_nodes, world.bodies, grid_, wall_impulses);
     report.timings.rigid += SecondsSince(start);
 
     // 2f. G2P (v_p, C_p, F, x_p), then plasticity and the lagged rotation R0.
@@ -533,6 +545,7 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
   // Report: contacts per registration averaged over the substeps (seed 003's count, spec X8);
   // iterations, residual and convergence come from the solves recorded above.
   report.contacts = static_cast<int>(std::lround(contact_sum / substeps));
+  dynamics::RecordWallImpulses(wall_impulses, dt, report);
   start = Clock::now();
   report.max_penetration = contact::MaxPenetration(particles, world.bodies);
   report.timings.detection += SecondsSince(start);

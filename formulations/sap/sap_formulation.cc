@@ -225,12 +225,16 @@ StepReport SapFormulation::AdvanceState(World& world, double dt) {
   AssembleProblem(work, report.timings);
   SolveContactProblem(world, work, report);
   AdvanceRigidBodies(world, work, report);
+  if (implicit_mpm_.has_constraints()) {  // grid-boundary walls: reactions and friction
+    dynamics::RecordWallImpulses(implicit_mpm_.FinishGridBoundary(work.mpm_velocity, world.bodies), dt, report);
+  }
   TransferToParticles(world, work, report.timings);
 
   // Report: the particle constraints of this step's problem, the rigid ones, and the deepest
   // particle penetration left at the end of the step.
   report.contacts = static_cast<int>(work.contacts.size());
   report.rigid_contacts = rigid_contacts_.size();
+  report.grid_boundary_nodes = statistics_.grid_boundary_nodes;
   const auto start = Clock::now();
   report.max_penetration = contact::MaxPenetration(world.particles, world.bodies);
   report.timings.detection += SecondsSince(start);
@@ -244,6 +248,7 @@ void SapFormulation::SetUpFreeMotion(World& world, StepWork& work, Timings& timi
   const auto start = Clock::now();
   mpm::ParticleToGrid(world.particles, world.materials, /*stress_dt=*/0.0, grid_);
   implicit_mpm_.Setup(grid_, world.particles, world.materials, world.gravity, work.dt);
+  statistics_.grid_boundary_nodes = implicit_mpm_.ConstrainGridBoundary(grid_, world.bodies);
   statistics_.active_nodes = implicit_mpm_.num_active_nodes();
   rigid_dofs_.Setup(world, work.dt);
   statistics_.rigid_unknowns = rigid_dofs_.size();
@@ -311,7 +316,7 @@ void SapFormulation::CoupleContacts(const World& world, StepWork& work, Timings&
 void SapFormulation::SolveMpmFreeMotion(const World& world, StepWork& work, Timings& timings) {
   const auto start = Clock::now();
   if (statistics_.used_schur && implicit_mpm_.is_quadratic()) {
-    const Eigen::VectorXd& initial = implicit_mpm_.initial_velocity();
+    const Eigen::VectorXd& initial = implicit_mpm_.start_velocity();
     work.mpm_matrix = implicit_mpm_.Hessian(initial);
     const Eigen::VectorXd gradient = implicit_mpm_.Gradient(initial);
     work.schur.Compute(work.mpm_matrix, work.participating, schur_cholesky_);
@@ -370,8 +375,10 @@ void SapFormulation::AssembleProblem(StepWork& work, Timings& timings) {
     }
     for (int k = 0; k < 27; ++k) {
       if (coupling.node[k] < 0) continue;
+      // Velocity components a grid wall fixes drop out (free_components; all ones without walls).
       constraint.jacobian.push_back(
-          {rigid_size + 3 * problem_index_of_node[coupling.node[k]], coupling.weight[k] * world_to_contact});
+          {rigid_size + 3 * problem_index_of_node[coupling.node[k]],
+           coupling.weight[k] * world_to_contact * implicit_mpm_.free_components(coupling.node[k]).asDiagonal()});
     }
     constraint.bias = -world_to_contact * coupling.bias_world;
   }

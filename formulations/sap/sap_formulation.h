@@ -79,6 +79,7 @@ struct SapStepStatistics {
   int active_nodes = 0;  // grid nodes with mass
   int rigid_unknowns = 0;
   int participating_nodes = 0;  // nodes under contact particles
+  int grid_boundary_nodes = 0;  // active nodes a grid wall constrains
   int problem_unknowns = 0;     // size of the SAP problem actually solved
   double contact_margin = 0.0;  // the margin used this step [m]
   bool used_schur = false;

@@ -1,0 +1,120 @@
+#include "formulations/contact/grid_boundary.h"
+
+#include <cmath>
+#include <limits>
+
+#include "formulations/contact/coulomb_collision.h"
+#include "formulations/contact/geometry_query.h"
+
+namespace contactlab::contact {
+
+const ChoiceTable<rigid::GridBoundary>& GridBoundaryNames() {
+  static const ChoiceTable<rigid::GridBoundary> names = {{"contact_body", rigid::GridBoundary::kContactBody},
+                                                         {"sticky", rigid::GridBoundary::kSticky},
+                                                         {"slip", rigid::GridBoundary::kSlip},
+                                                         {"separating", rigid::GridBoundary::kSeparating}};
+  return names;
+}
+
+bool HasGridBoundary(const std::vector<rigid::RigidBody>& bodies) {
+  for (const rigid::RigidBody& body : bodies) {
+    if (body.is_grid_boundary()) return true;
+  }
+  return false;
+}
+
+std::vector<GridBoundaryNode> FindGridBoundaryNodes(const mpm::SparseGrid& grid,
+                                                    const std::vector<rigid::RigidBody>& bodies) {
+  std::vector<int> walls;
+  for (int b = 0; b < static_cast<int>(bodies.size()); ++b) {
+    if (!bodies[b].is_grid_boundary()) continue;
+    if (bodies[b].motion != rigid::BodyMotion::kStatic) {
+      throw InputError("body '" + bodies[b].name + "': a grid boundary must be a static body");
+    }
+    walls.push_back(b);
+  }
+  std::vector<GridBoundaryNode> nodes;
+  if (walls.empty()) return nodes;
+  const auto boxes = GeometryBoundingBoxes(bodies, 0.0);
+  const int node_count = grid.num_nodes();
+  // Per node at most one record (the geometry it is deepest in); gathered in node order.
+  std::vector<GridBoundaryNode> per_node(node_count);
+#pragma omp parallel for schedule(static)
+  for (int node = 0; node < node_count; ++node) {
+    if (grid.mass[node] <= 0.0) continue;
+    const Vector3 position = grid.NodePosition(node);
+    double deepest = std::numeric_limits<double>::infinity();
+    for (const int b : walls) {
+      const rigid::RigidBody& body = bodies[b];
+      for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
+        if (!boxes[b][g].contains(position)) continue;
+        const GeometryQuery query = QueryGeometry(body, g, position);
+        if (query.signed_distance > 0.0 || query.signed_distance >= deepest) continue;
+        deepest = query.signed_distance;
+        per_node[node] = GridBoundaryNode{
+            node, b, position, body.grid_boundary, query.normal.normalized(), body.geometries[g].friction_coefficient};
+      }
+    }
+  }
+  for (const GridBoundaryNode& node : per_node) {
+    if (node.node >= 0) nodes.push_back(node);
+  }
+  return nodes;
+}
+
+void ApplyGridBoundary(const std::vector<GridBoundaryNode>& nodes, const std::vector<rigid::RigidBody>& bodies,
+                       mpm::SparseGrid& grid, std::vector<WallImpulse>& impulses) {
+  for (const GridBoundaryNode& wall : nodes) {
+    Vector3& velocity = grid.velocity[wall.node];
+    const Vector3 before = velocity;
+    const double normal_velocity = velocity.dot(wall.normal);
+    switch (wall.kind) {
+      case rigid::GridBoundary::kSticky:
+        velocity.setZero();
+        break;
+      case rigid::GridBoundary::kSlip:
+        velocity -= normal_velocity * wall.normal;
+        break;
+      case rigid::GridBoundary::kSeparating: {
+        // The wall (first side, at rest, infinite mass) meets the node (second side).
+        const double mass = grid.mass[wall.node];
+        const CoulombCollisionResult collision = ResolveCoulombCollision(
+            Vector3::Zero(), velocity, wall.normal, mass, wall.friction_coefficient, /*restitution=*/0.0);
+        if (collision.approaching) velocity += collision.impulse_on_second / mass;
+        break;
+      }
+      case rigid::GridBoundary::kContactBody:
+        break;
+    }
+    const Vector3 impulse_on_wall = -grid.mass[wall.node] * (velocity - before);
+    WallImpulse& total = impulses[wall.body];
+    total.linear += impulse_on_wall;
+    total.angular += (wall.position - bodies[wall.body].pose.position).cross(impulse_on_wall);
+  }
+}
+
+std::uint8_t ImplicitConstraintMask(const GridBoundaryNode& node, const Vector3& predictor,
+                                    const std::vector<rigid::RigidBody>& bodies) {
+  if (node.kind == rigid::GridBoundary::kSticky) return 0b111;
+  if (node.kind == rigid::GridBoundary::kContactBody) return 0;
+  int axis = 0;
+  node.normal.cwiseAbs().maxCoeff(&axis);
+  if (std::abs(node.normal[axis]) < 1.0 - 1e-9) {
+    throw InputError("body '" + bodies[node.body].name + "': sap and penalty need grid_boundary = sticky, or a " +
+                     "slip/separating wall whose normal is a world axis");
+  }
+  if (node.kind == rigid::GridBoundary::kSeparating && predictor.dot(node.normal) >= 0.0) return 0;
+  return static_cast<std::uint8_t>(1u << axis);
+}
+
+Vector3 SeparatingWallFriction(const GridBoundaryNode& node, const Vector3& velocity, double node_mass,
+                               double normal_impulse) {
+  if (node.kind != rigid::GridBoundary::kSeparating || normal_impulse <= 0.0) return Vector3::Zero();
+  const Vector3 tangential = velocity - velocity.dot(node.normal) * node.normal;
+  const double slip_speed = tangential.norm();
+  if (slip_speed == 0.0) return Vector3::Zero();
+  const double removed = std::min(slip_speed, node.friction_coefficient * normal_impulse / node_mass);
+  return -(removed / slip_speed) * tangential;
+}
+
+}  // namespace contactlab::contact
