@@ -1,16 +1,21 @@
 """Dough rolling: wall time per step against the relative tolerance for quasi_newton and sap
-(seed 002 §VI-B timing sweep; spec-sap-qn E3 and check V4).
+(seed 002 §VI-B timing sweep, its Fig. 4; spec-sap-qn E3 and check V4).
 
     python3 -m analysis.figures.dough_rolling_timing RUN_DIR_OR_FILES... --out dough_rolling_timing.png
 
-Reads dough_rolling runs of the formulations ``quasi_newton`` and ``sap``; each run's ε_r is
-its ``<formulation>.relative_tolerance`` parameter (/params, else the resolved TOML in
-/config). Left: mean wall time per step (/solver_log/wall_s) against ε_r, log-log, one curve
-per formulation (runs repeated at one ε_r are averaged). Middle: the speedup, sap time over
-quasi_newton time, where both ran at the same ε_r. Right, only when some run logged iterations
-(/solver_log/iterations): gradient norm against iteration of each run's longest solve, with
-its stopping threshold dotted.
-The table of (ε_r, ms/step of each, speedup) is printed to stdout.
+Reads dough_rolling runs of the formulations ``quasi_newton`` and ``sap`` (for instance the
+sweep data/sweeps/dough_rolling_tolerance.toml); each run's ε_r is its
+``<formulation>.relative_tolerance`` parameter (/params, else the resolved TOML in /config),
+its table model the ``table_model`` parameter (contact_body for runs without it). Panels, one
+curve per formulation and table model: mean wall time per step (/solver_log/wall_s) against
+ε_r, log-log (runs repeated at one ε_r are averaged); the speedup, sap time over quasi_newton
+time where both ran at the same ε_r and table model; mean iterations per step
+(/solver_log/outer_iterations) against ε_r, which grows like log(1/ε_r) under linear
+convergence; and, only when some run logged iterations (/solver_log/iterations), the residual
+against iteration of each run's longest solve, with its stopping threshold dotted.
+Two tables go to stdout: timing, iterations and contacts (summary contacts_mean and
+contacts_max) per (table model, ε_r); then the pin's slip ratio per rolling pass and the final
+dough thickness of each run (summary slip_ratio_mean_pass1..3, final_dough_mean_thickness).
 """
 
 import math
@@ -38,8 +43,37 @@ FORMULATIONS = (QUASI_NEWTON, SAP)
 HISTORY_DATASETS = ("timeseries/qn_gradient_history", "timeseries/gradient_history",
                     "solver_log/qn_gradient_history", "solver_log/gradient_history")
 
-TimingRow = namedtuple("TimingRow", "relative_tolerance quasi_newton_ms sap_ms speedup")
-TIMING_HEADER = ("eps_r", "QN [ms/step]", "SAP [ms/step]", "speedup SAP/QN")
+TimingRow = namedtuple("TimingRow", "relative_tolerance quasi_newton_ms sap_ms speedup table_model "
+                       "quasi_newton_iterations sap_iterations quasi_newton_contacts sap_contacts",
+                       defaults=("contact_body", math.nan, math.nan, "", ""))
+TIMING_HEADER = ("eps_r", "QN [ms/step]", "SAP [ms/step]", "speedup SAP/QN", "table", "QN it/step",
+                 "SAP it/step", "QN contacts avg (max)", "SAP contacts avg (max)")
+DEFAULT_TABLE_MODEL = "contact_body"
+PASSES = (1, 2, 3)
+OutcomeRow = namedtuple("OutcomeRow", "table_model relative_tolerance formulation slip_pass1 slip_pass2 slip_pass3 "
+                        "thickness_mm status")
+OUTCOME_HEADER = ("table", "eps_r", "formulation", "slip pass 1", "slip pass 2", "slip pass 3",
+                  "final thickness [mm]", "status")
+
+
+def table_model(run):
+    """The run's ``table_model`` parameter (contact_body for runs written before it existed)."""
+    return str(run.params.get("table_model", DEFAULT_TABLE_MODEL))
+
+
+def iterations_per_step(run):
+    """Mean of /solver_log/outer_iterations (NaN when absent)."""
+    with h5py.File(run.path, "r") as f:
+        node = f.get("solver_log/outer_iterations")
+        values = node[()] if isinstance(node, h5py.Dataset) else None
+    return float(np.mean(values)) if values is not None and len(values) > 0 else math.nan
+
+
+def _contacts(run):
+    mean, largest = run.summary.get("contacts_mean"), run.summary.get("contacts_max")
+    if mean is None:
+        return ""
+    return f"{float(mean):.1f} ({int(largest)})" if largest is not None else f"{float(mean):.1f}"
 
 
 def relative_tolerance(run):
@@ -70,23 +104,49 @@ def milliseconds_per_step(run):
 
 
 def timing_rows(runs):
-    """One TimingRow per ε_r seen among the quasi_newton and sap runs, ascending; a
-    formulation without a run at that ε_r gets NaN (and the speedup NaN)."""
-    samples = {}  # (formulation, ε_r) -> [ms per step]
+    """One TimingRow per (table model, ε_r) seen among the quasi_newton and sap runs, in that
+    order, ascending; a formulation without a run there gets NaN (and the speedup NaN)."""
+    samples = {}  # (formulation, table model, ε_r) -> [run]
     for run in runs:
         tolerance = relative_tolerance(run)
         if run.formulation in FORMULATIONS and tolerance is not None:
-            samples.setdefault((run.formulation, tolerance), []).append(milliseconds_per_step(run))
+            samples.setdefault((run.formulation, table_model(run), tolerance), []).append(run)
     rows = []
-    for tolerance in sorted({tolerance for _, tolerance in samples}):
-        qn, sap = (float(np.mean(samples.get((name, tolerance), [math.nan]))) for name in FORMULATIONS)
-        rows.append(TimingRow(tolerance, qn, sap, sap / qn if qn > 0.0 else math.nan))
+    for model, tolerance in sorted({(model, tolerance) for _, model, tolerance in samples}):
+        found = [samples.get((name, model, tolerance), []) for name in FORMULATIONS]
+        qn, sap = (float(np.mean([milliseconds_per_step(run) for run in group])) if group else math.nan
+                   for group in found)
+        qn_iterations, sap_iterations = (
+            float(np.mean([iterations_per_step(run) for run in group])) if group else math.nan for group in found)
+        qn_contacts, sap_contacts = (_contacts(group[0]) if group else "" for group in found)
+        rows.append(TimingRow(tolerance, qn, sap, sap / qn if qn > 0.0 else math.nan, model, qn_iterations,
+                              sap_iterations, qn_contacts, sap_contacts))
     return rows
+
+
+def outcome_rows(runs):
+    """One OutcomeRow per quasi_newton or sap run with an ε_r: slip ratio per pass and final
+    thickness [mm], sorted by table model, ε_r and formulation."""
+    rows = []
+    for run in runs:
+        tolerance = relative_tolerance(run)
+        if run.formulation not in FORMULATIONS or tolerance is None:
+            continue
+        slips = [run.summary.get(f"slip_ratio_mean_pass{index}", math.nan) for index in PASSES]
+        thickness = run.summary.get("final_dough_mean_thickness", math.nan)
+        rows.append(OutcomeRow(table_model(run), tolerance, run.formulation, *(float(x) for x in slips),
+                               1.0e3 * float(thickness), run.status))
+    return sorted(rows, key=lambda row: (row.table_model, row.relative_tolerance, row.formulation))
 
 
 def format_timing_table(rows):
     """The timing table as aligned plain text."""
-    return format_table(TIMING_HEADER, rows, (".0e", ".1f", ".1f", ".3g"))
+    return format_table(TIMING_HEADER, rows, (".0e", ".1f", ".1f", ".3g", "", ".1f", ".1f", "", ""))
+
+
+def format_outcome_table(rows):
+    """The slip and thickness table as aligned plain text."""
+    return format_table(OUTCOME_HEADER, rows, ("", ".0e", "", ".3f", ".3f", ".3f", ".2f", ""))
 
 
 def convergence_history(run):
@@ -134,32 +194,58 @@ def convergence_history(run):
     return None
 
 
-def _plot_timing(ax, rows):
-    for name, column, marker in ((QUASI_NEWTON, "quasi_newton_ms", "o"), (SAP, "sap_ms", "s")):
-        points = [(row.relative_tolerance, getattr(row, column)) for row in rows
-                  if math.isfinite(getattr(row, column))]
-        if points:
-            x, y = zip(*points)
-            ax.loglog(x, y, marker=marker, label=name)
+LINESTYLES = ("-", "--", ":", "-.")
+
+
+def _models(rows):
+    return sorted({row.table_model for row in rows})
+
+
+def _plot_per_model(ax, rows, columns, ylabel, title):
+    """One log-log curve per (formulation column, table model)."""
+    for (name, column, marker), color in zip(columns, ("C0", "C1")):
+        for model, style in zip(_models(rows), LINESTYLES):
+            points = [(row.relative_tolerance, getattr(row, column)) for row in rows
+                      if row.table_model == model and math.isfinite(getattr(row, column))]
+            if points:
+                x, y = zip(*points)
+                ax.loglog(x, y, marker=marker, color=color, linestyle=style, label=f"{name}, {model}")
     ax.set_xlabel("relative tolerance ε_r")
-    ax.set_ylabel("wall time per step [ms]")
+    ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    ax.set_title("runtime", fontsize=10)
+    ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=10)
+
+
+def _plot_timing(ax, rows):
+    _plot_per_model(ax, rows, ((QUASI_NEWTON, "quasi_newton_ms", "o"), (SAP, "sap_ms", "s")),
+                    "wall time per step [ms]", "runtime")
+
+
+def _plot_iterations(ax, rows):
+    _plot_per_model(ax, rows, ((QUASI_NEWTON, "quasi_newton_iterations", "o"), (SAP, "sap_iterations", "s")),
+                    "iterations per step", "iterations")
 
 
 def _plot_speedup(ax, rows):
-    points = [(row.relative_tolerance, row.speedup) for row in rows if math.isfinite(row.speedup)]
-    if points:
-        x, y = zip(*points)
-        ax.loglog(x, y, marker="o", color="C2")
+    drawn = False
+    for model, style in zip(_models(rows), LINESTYLES):
+        points = [(row.relative_tolerance, row.speedup) for row in rows
+                  if row.table_model == model and math.isfinite(row.speedup)]
+        if points:
+            x, y = zip(*points)
+            ax.loglog(x, y, marker="o", color="C2", linestyle=style, label=model)
+            drawn = True
+    if drawn:
+        ax.axhline(10.0, color="grey", linestyle=":", linewidth=0.8)  # the issue's 10x target
+        ax.legend(fontsize=7)
     else:
         ax.text(0.5, 0.5, "no ε_r with both formulations", ha="center", va="center",
                 transform=ax.transAxes, fontsize=8)
     ax.set_xlabel("relative tolerance ε_r")
     ax.set_ylabel("speedup (sap / quasi_newton)")
     ax.grid(alpha=0.3, which="both")
-    ax.set_title("speedup", fontsize=10)
+    ax.set_title("speedup (dotted: 10×)", fontsize=10)
 
 
 def _plot_histories(ax, histories):
@@ -195,6 +281,8 @@ def plot(runs, out, file=None):
         raise ValueError(f"no {SCENARIO} run has a relative_tolerance parameter")
     rows = timing_rows(timed)
     print(format_timing_table(rows), file=file)
+    print(file=file)
+    print(format_outcome_table(outcome_rows(timed)), file=file)
     for run in timed:
         if not run.ok:
             print(f"note: {run.path.name}: {run.status}: {run.message}", file=file)
@@ -204,12 +292,13 @@ def plot(runs, out, file=None):
         history = convergence_history(run)
         if history is not None:
             histories.append((run, relative_tolerance(run), history))
-    panels = 3 if histories else 2
+    panels = 4 if histories else 3
     fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 4.0))
     _plot_timing(axes[0], rows)
     _plot_speedup(axes[1], rows)
+    _plot_iterations(axes[2], rows)
     if histories:
-        _plot_histories(axes[2], histories)
+        _plot_histories(axes[3], histories)
     save_figure(fig, "Dough rolling: wall time per step against ε_r", out)
     return rows
 

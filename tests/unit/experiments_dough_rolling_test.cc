@@ -18,10 +18,11 @@ namespace {
 
 using mpm::Vector3;
 
-ParameterSet DefaultParameters(const std::vector<std::string>& overrides = {}) {
+ParameterSet DefaultParameters(const std::vector<std::string>& overrides = {},
+                               const std::string& formulation = "hybrid_impulse") {
   ParameterSet parameters;
   parameters.Declare(FindScenario("dough_rolling").parameters);
-  parameters.Declare(FindFormulation("hybrid_impulse").parameters);
+  parameters.Declare(FindFormulation(formulation).parameters);
   for (const std::string& setting : overrides) {
     const std::size_t equals = setting.find('=');
     parameters.SetFromText(setting.substr(0, equals), setting.substr(equals + 1), "test");
@@ -159,6 +160,42 @@ TEST(DoughRolling, FirstHybridImpulseStepsStayQuietBeforeThePinArrives) {
   EXPECT_TRUE(std::filesystem::exists(output));
   std::filesystem::remove(output);
 }
+
+std::vector<std::string> FormulationNames() {
+  std::vector<std::string> names;
+  for (const FormulationInfo& info : RegisteredFormulations()) names.push_back(info.name);
+  return names;
+}
+
+class TableAsGridWall : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TableAsGridWall, HoldsTheDoughWithoutContactPoints) {
+  // table_model = separating: the first three steps, before the pin arrives, register no
+  // contact at all; the wall holds the nodes under the dough, the dough's lowest particles
+  // stay above the table top (they start s/2 = 5 mm above it) and nothing moves fast.
+  const ParameterSet parameters = DefaultParameters({"table_model=separating"}, GetParam());
+  BuiltScene scene = Build(parameters);
+  World& world = scene.world;
+  ASSERT_EQ(world.bodies[0].name, "table");
+  EXPECT_EQ(world.bodies[0].grid_boundary, rigid::GridBoundary::kSeparating);
+  auto formulation = MakeFormulation({GetParam(), parameters});
+  for (int step = 1; step <= 3; ++step) {
+    const StepReport report = formulation->Step(world, parameters.GetDouble("dt"));
+    EXPECT_EQ(report.contacts, 0) << "step " << step;
+    EXPECT_GT(report.grid_boundary_nodes, 0) << "step " << step;
+    EXPECT_LT(report.contact_wrench[0].force.z(), 0.0) << "the table carries the dough, step " << step;
+  }
+  double lowest = std::numeric_limits<double>::infinity(), fastest = 0.0;
+  for (std::size_t p = 0; p < world.particles.size(); ++p) {
+    lowest = std::min(lowest, world.particles.position[p].z());
+    fastest = std::max(fastest, world.particles.velocity[p].norm());
+  }
+  EXPECT_GT(lowest, 0.0);
+  EXPECT_LT(fastest, 0.1);
+}
+
+INSTANTIATE_TEST_SUITE_P(DoughRolling, TableAsGridWall, ::testing::ValuesIn(FormulationNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
 }  // namespace contactlab::experiments
