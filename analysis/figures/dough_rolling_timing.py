@@ -201,15 +201,17 @@ def _models(rows):
     return sorted({row.table_model for row in rows})
 
 
-def _plot_per_model(ax, rows, columns, ylabel, title):
-    """One log-log curve per (formulation column, table model)."""
+def _plot_per_model(ax, rows, columns, ylabel, title, log_y=True):
+    """One curve per (formulation column, table model) against ε_r on a log axis; the y axis
+    logarithmic too unless ``log_y`` is False."""
     for (name, column, marker), color in zip(columns, ("C0", "C1")):
         for model, style in zip(_models(rows), LINESTYLES):
             points = [(row.relative_tolerance, getattr(row, column)) for row in rows
                       if row.table_model == model and math.isfinite(getattr(row, column))]
             if points:
                 x, y = zip(*points)
-                ax.loglog(x, y, marker=marker, color=color, linestyle=style, label=f"{name}, {model}")
+                draw = ax.loglog if log_y else ax.semilogx
+                draw(x, y, marker=marker, color=color, linestyle=style, label=f"{name}, {model}")
     ax.set_xlabel("relative tolerance ε_r")
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3, which="both")
@@ -224,7 +226,7 @@ def _plot_timing(ax, rows):
 
 def _plot_iterations(ax, rows):
     _plot_per_model(ax, rows, ((QUASI_NEWTON, "quasi_newton_iterations", "o"), (SAP, "sap_iterations", "s")),
-                    "iterations per step", "iterations")
+                    "iterations per step", "iterations (linear convergence: a straight line)", log_y=False)
 
 
 def _plot_speedup(ax, rows):

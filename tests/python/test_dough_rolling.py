@@ -67,12 +67,17 @@ def test_describe_lists_the_scenario_keys(contactlab_bin):
 # log's wall times and (optionally) a gradient-norm history set per run.
 
 def _timing_run(make_run, directory, formulation, tolerance, ms_per_step, history=None,
-                in_params=True):
-    """A dough_rolling run file tmp_path/directory/<formulation>_<ε_r>.h5 whose steps take
-    ``ms_per_step`` on average."""
+                in_params=True, table_model=None):
+    """A dough_rolling run file tmp_path/directory/<formulation>_<ε_r>[_<table model>].h5
+    whose steps take ``ms_per_step`` on average."""
     key = f"{formulation}.relative_tolerance"
-    path = make_run(f"{directory}/{formulation}_{tolerance:.0e}.h5", scenario="dough_rolling",
-                    formulation=formulation, steps=20, extra_params={key: tolerance})
+    params = {key: tolerance}
+    suffix = ""
+    if table_model is not None:
+        params["table_model"] = table_model
+        suffix = f"_{table_model}"
+    path = make_run(f"{directory}/{formulation}_{tolerance:.0e}{suffix}.h5", scenario="dough_rolling",
+                    formulation=formulation, steps=20, extra_params=params)
     with h5py.File(path, "r+") as f:
         log = f["solver_log"]
         wall = np.full(log["wall_s"].shape, 1.0e-3 * ms_per_step)
@@ -186,3 +191,36 @@ def test_figure_without_timed_runs_fails_in_one_line(tmp_path, make_run):
     assert result.returncode != 0
     assert result.stderr.strip().count("\n") == 0 and "quasi_newton" in result.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+def test_rows_per_table_model_with_iterations_and_outcomes(tmp_path, make_run):
+    (tmp_path / "runs").mkdir()
+    # Runs without table_model count as contact_body (files written before the key).
+    _timing_run(make_run, "runs", "quasi_newton", 1e-2, 500.0)
+    _timing_run(make_run, "runs", "sap", 1e-2, 5000.0)
+    _timing_run(make_run, "runs", "quasi_newton", 1e-2, 100.0, table_model="separating")
+    _timing_run(make_run, "runs", "sap", 1e-2, 300.0, table_model="separating")
+    runs = load_runs(tmp_path / "runs")
+    for run in runs:
+        with h5py.File(run.path, "r+") as f:
+            log = f["solver_log"]
+            iterations = np.full(log["outer_iterations"].shape, 7 if run.formulation == "sap" else 40)
+            del log["outer_iterations"]
+            log.create_dataset("outer_iterations", data=iterations)
+            f["summary"].attrs["final_dough_mean_thickness"] = 0.045
+            f["summary"].attrs["slip_ratio_mean_pass2"] = 0.25
+    runs = load_runs(tmp_path / "runs")
+    rows = dough_rolling_timing.timing_rows(runs)
+    assert [(row.table_model, row.relative_tolerance) for row in rows] == [("contact_body", 1e-2),
+                                                                            ("separating", 1e-2)]
+    assert rows[0].speedup == pytest.approx(10.0) and rows[1].speedup == pytest.approx(3.0)
+    assert rows[1].quasi_newton_iterations == pytest.approx(40.0)
+    assert rows[1].sap_iterations == pytest.approx(7.0)
+    outcomes = dough_rolling_timing.outcome_rows(runs)
+    assert [(row.table_model, row.formulation) for row in outcomes] == [
+        ("contact_body", "quasi_newton"), ("contact_body", "sap"), ("separating", "quasi_newton"),
+        ("separating", "sap")]
+    assert outcomes[0].thickness_mm == pytest.approx(45.0) and outcomes[0].slip_pass2 == pytest.approx(0.25)
+    assert math.isnan(outcomes[0].slip_pass1)
+    text = dough_rolling_timing.format_outcome_table(outcomes)
+    assert "separating" in text and "45.00" in text
