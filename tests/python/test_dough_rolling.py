@@ -54,11 +54,21 @@ def test_short_hybrid_impulse_run_records_every_series(contactlab_bin, tmp_path)
     assert len(run.solver_log()["wall_s"]) == 5
 
 
+def test_unknown_table_model_is_one_line_naming_the_key(contactlab_bin, tmp_path):
+    out = tmp_path / "dough.h5"
+    result = subprocess.run([contactlab_bin, "run", "dough_rolling", "-f", "sap", "--config", str(SCENE),
+                             "--set", "table_model=wall", "--out", str(out)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "'table_model'" in result.stderr
+    assert not list(tmp_path.iterdir())
+
+
 def test_describe_lists_the_scenario_keys(contactlab_bin):
     result = subprocess.run([contactlab_bin, "describe", "dough_rolling"], capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    for key in ("dough_length", "yield_stress", "pin_radius", "return_yaw_deg", "extra_depth",
+    for key in ("dough_length", "yield_stress", "pin_radius", "return_yaw_deg", "extra_depth", "table_model",
                 "slip_speed_threshold", "grid_spacing", "particles_per_cell", "dt", "duration"):
         assert f"  {key} " in result.stdout, key
 
