@@ -1,26 +1,8 @@
 #include "mpm/polar_decomposition.h"
 
-#include <cmath>
-
 #include <Eigen/SVD>
 
 namespace contactlab::mpm {
-namespace {
-
-// Newton's iteration for the polar rotation is used only where det F exceeds this fraction
-// of ‖F‖³_F (its largest value, for F = s·R, is 1/√27 ≈ 0.19): a well-conditioned F with a
-// proper polar rotation. Other matrices, reflections among them, take the SVD path.
-constexpr double kNewtonMinimumRelativeDeterminant = 1e-6;
-// Newton's iteration converges quadratically: once a step moves X by less than this (in
-// the Frobenius norm), X is within about half its square, i.e. below rounding, of R.
-constexpr double kNewtonConvergedStep = 1e-8;
-// Steps that would move X by more than this use Higham's norm scaling.
-constexpr double kNewtonScaledStep = 1e-2;
-// Well-conditioned matrices converge in under 10 steps; more means something is off.
-constexpr int kNewtonMaximumSteps = 20;
-
-}  // namespace
-
 SignedSvd ComputeSignedSvd(const Matrix3& matrix) {
   // Unsigned SVD F = U diag(σ) Vᵀ: σ₁ ≥ σ₂ ≥ σ₃ ≥ 0, U and V orthogonal with det ±1.
   // A square matrix needs no QR preconditioning.
@@ -50,39 +32,6 @@ PolarDecomposition ComputePolarDecomposition(const Matrix3& matrix) {
   const Matrix3 stretch = result.rotation.transpose() * matrix;
   result.stretch = 0.5 * (stretch + stretch.transpose());
   return result;
-}
-
-Matrix3 ComputePolarRotation(const Matrix3& matrix) {
-  // Newton's iteration X ← ½(ζX + ζ⁻¹X⁻ᵀ), X₀ = F (Higham 1986), converges to the orthogonal
-  // polar factor of any nonsingular F; for det F > 0 that is the rotation U Vᵀ of the signed
-  // SVD. X⁻ᵀ = cof(X)/det X, whose columns are cross products of the columns of X. The
-  // scale ζ = (‖X⁻¹‖_F/‖X‖_F)^½ speeds up the steps that would be large (a strongly
-  // stretched F); near convergence ζ → 1 and plain steps ½(X⁻ᵀ − X) are taken.
-  Matrix3 iterate = matrix;
-  for (int iteration = 0; iteration < kNewtonMaximumSteps; ++iteration) {
-    Matrix3 cofactor;
-    cofactor.col(0) = iterate.col(1).cross(iterate.col(2));
-    cofactor.col(1) = iterate.col(2).cross(iterate.col(0));
-    cofactor.col(2) = iterate.col(0).cross(iterate.col(1));
-    const double determinant = iterate.col(0).dot(cofactor.col(0));
-    const double squared_norm = iterate.squaredNorm();
-    if (iteration == 0) {
-      // det F > k ‖F‖³_F, compared squared to spare a square root.
-      constexpr double k = kNewtonMinimumRelativeDeterminant;
-      if (!(determinant > 0.0 && determinant * determinant > k * k * squared_norm * squared_norm * squared_norm)) break;
-    }
-    const Matrix3 inverse_transpose = (1.0 / determinant) * cofactor;
-    // Squared length of the plain step ½(X⁻ᵀ − X).
-    const double squared_step = 0.25 * (inverse_transpose - iterate).squaredNorm();
-    if (squared_step > kNewtonScaledStep * kNewtonScaledStep) {
-      const double scale = std::sqrt(std::sqrt(inverse_transpose.squaredNorm() / squared_norm));
-      iterate = (0.5 * scale) * iterate + (0.5 / scale) * inverse_transpose;
-      continue;
-    }
-    iterate = 0.5 * (iterate + inverse_transpose);
-    if (squared_step <= kNewtonConvergedStep * kNewtonConvergedStep) return iterate;
-  }
-  return ComputePolarDecomposition(matrix).rotation;
 }
 
 }  // namespace contactlab::mpm

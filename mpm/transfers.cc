@@ -1,5 +1,6 @@
 #include "mpm/transfers.h"
 
+#include <algorithm>
 #include <array>
 
 #include "mpm/constitutive/linear_corotated.h"
@@ -21,159 +22,202 @@ void PrefetchMatrix(const Matrix3& matrix) {
   __builtin_prefetch(matrix.data() + 8);
 }
 
-}  // namespace
+// Four doubles handled as one value (`Pack4` below): a halo node's (m, m v), or a velocity
+// padded with a zero. The AVX2 build uses a GCC vector, one 256-bit register; the baseline
+// build Eigen's Vector4d, two SSE2 registers (a GCC vector of that size compiles to slower
+// code there).
+typedef double Avx2Pack4 __attribute__((vector_size(4 * sizeof(double))));
 
-void ParticleToGrid(const Particles& particles, const std::vector<Material>& materials, double stress_dt,
-                    SparseGrid& grid) {
-  grid.Rebuild(particles.position);
+template <typename Pack4>
+[[gnu::always_inline]] inline void SetPack(Pack4& pack, double x, double y, double z, double w) {
+  pack[0] = x;
+  pack[1] = y;
+  pack[2] = z;
+  pack[3] = w;
+}
+// Unaligned loads and stores of four doubles, for either Pack4 type.
+template <typename Pack4>
+[[gnu::always_inline]] inline void LoadPack(Pack4& pack, const double* source) {
+  __builtin_memcpy(static_cast<void*>(&pack), source, sizeof(Pack4));
+}
+template <typename Pack4>
+[[gnu::always_inline]] inline void StorePack(double* destination, const Pack4& pack) {
+  __builtin_memcpy(destination, static_cast<const void*>(&pack), sizeof(Pack4));
+}
+
+// What the particle-to-grid scatter of one particle block reads.
+struct ScatterInputs {
+  const Particles& particles;
+  const std::vector<Material>& materials;
+  // Per material: the model when it is linear corotated, whose stress is then a direct,
+  // inlinable call instead of the virtual one (the same function, so the same values).
+  const std::vector<const LinearCorotatedModel*>& linear_corotated;
+  const SparseGrid& grid;
+  double stress_dt;
+};
+
+// Scatters the particles of one particle block into its halo box (see ParticleToGrid).
+// Inlined into the two instruction-set builds below.
+template <typename Pack4>
+[[gnu::always_inline]] inline void ScatterParticleBlock(const ScatterInputs& inputs, int block,
+                                                        SparseGrid::HaloBox& halo) {
+  const Particles& particles = inputs.particles;
+  const SparseGrid& grid = inputs.grid;
+  const double stress_dt = inputs.stress_dt;
   const double spacing = grid.spacing();
   const double inverse_inertia = ApicInverseInertiaScale(spacing);
   const std::vector<int>& sorted_particles = grid.sorted_particles();
-
-  // Linear corotated materials get their stress from a direct, inlinable call instead of
-  // the virtual one: the same function, so the same values.
-  std::vector<const LinearCorotatedModel*> linear_corotated(materials.size());
-  for (std::size_t m = 0; m < materials.size(); ++m) {
-    linear_corotated[m] = dynamic_cast<const LinearCorotatedModel*>(materials[m].constitutive_model.get());
-  }
-
-  grid.ScatterParticleBlocks([&](int block, SparseGrid::HaloBox& halo) {
-    // The block's particles scatter into a dense box of its 6×6×6 halo nodes, one (m, m v)
-    // 4-vector per node, which the grid then adds up: the 27 nodes of a stencil are plain
-    // offsets, and the grid sees one access per halo node instead of one per particle and
-    // node. Each node sums the block's contributions first, then the blocks.
-    const NodeCoordinate halo_origin = grid.HaloOrigin(block);
-    const int end = grid.particle_block_begin(block + 1);
-    for (int s = grid.particle_block_begin(block); s < end; ++s) {
-      const int p = sorted_particles[s];
-      if (s + kPrefetchDistance < end) {
-        const int ahead = sorted_particles[s + kPrefetchDistance];
-        PrefetchMatrix(particles.affine_velocity[ahead]);
-        if (stress_dt > 0.0) {
-          PrefetchMatrix(particles.deformation_gradient[ahead]);
-          PrefetchMatrix(particles.reference_rotation[ahead]);
-        }
-      }
-      const QuadraticStencil stencil = ComputeQuadraticStencil(particles.position[p], spacing);
-      const NodeCoordinate first = stencil.base_node - halo_origin;  // in [0, 3]³
-      Eigen::Vector4d* const stencil_corner =
-          &halo[first.x() + SparseGrid::kHaloWidth * (first.y() + SparseGrid::kHaloWidth * first.z())];
-
-      // Affine momentum matrix: APIC term plus, for explicit steps, the MLS stress impulse.
-      const double particle_mass = particles.mass[p];
-      Matrix3 affine = particle_mass * particles.affine_velocity[p];
+  // The block's particles scatter into a dense box of its 6×6×6 halo nodes, one (m, m v)
+  // 4-vector per node, which the grid then adds up: the 27 nodes of a stencil are plain
+  // offsets, and the grid sees one access per halo node instead of one per particle and
+  // node. Each node sums the block's contributions first, then the blocks.
+  const NodeCoordinate halo_origin = grid.HaloOrigin(block);
+  const int end = grid.particle_block_begin(block + 1);
+  for (int s = grid.particle_block_begin(block); s < end; ++s) {
+    const int p = sorted_particles[s];
+    if (s + kPrefetchDistance < end) {
+      const int ahead = sorted_particles[s + kPrefetchDistance];
+      PrefetchMatrix(particles.affine_velocity[ahead]);
       if (stress_dt > 0.0) {
-        const int material = particles.material[p];
-        const Matrix3& elastic_deformation = particles.deformation_gradient[p];
-        const Matrix3& reference_rotation = particles.reference_rotation[p];
-        const Matrix3 stress =
-            linear_corotated[material] != nullptr
-                ? linear_corotated[material]->FirstPiolaStress(elastic_deformation, reference_rotation)
-                : materials[material].constitutive_model->FirstPiolaStress(elastic_deformation, reference_rotation);
-        affine -=
-            (stress_dt * inverse_inertia * particles.initial_volume[p]) * stress * elastic_deformation.transpose();
+        PrefetchMatrix(particles.deformation_gradient[ahead]);
+        PrefetchMatrix(particles.reference_rotation[ahead]);
       }
-      const Vector3 particle_momentum = particle_mass * particles.velocity[p];
+    }
+    const QuadraticStencil stencil = ComputeQuadraticStencil(particles.position[p], spacing);
+    const NodeCoordinate first = stencil.base_node - halo_origin;  // in [0, 3]³
+    Eigen::Vector4d* const stencil_corner =
+        &halo[first.x() + SparseGrid::kHaloWidth * (first.y() + SparseGrid::kHaloWidth * first.z())];
 
-      // Node (a, b, c) receives w·(m v + A (x_i − x_p)) with x_i − x_p = d₀ + h (a, b, c):
-      // the affine term grows by h·A e_k per node along axis k, so it is built incrementally.
-      // The mass rides along as the first entry, with steps of 0, so a node's 4-vector is
-      // w·(m, m v + A (x_i − x_p)).
-      const Matrix3 affine_step = spacing * affine;
-      Eigen::Vector4d corner, step_a, step_b, step_c;
-      corner << particle_mass, particle_momentum + affine * stencil.base_offset;
-      step_a << 0.0, affine_step.col(0);
-      step_b << 0.0, affine_step.col(1);
-      step_c << 0.0, affine_step.col(2);
-      const Eigen::Vector4d double_step_a = 2.0 * step_a;
-      for (int c = 0; c < 3; ++c) {
-        const Eigen::Vector4d momentum_c = c == 0 ? corner : Eigen::Vector4d(corner + c * step_c);
-        for (int b = 0; b < 3; ++b) {
-          const Eigen::Vector4d momentum_bc = b == 0 ? momentum_c : Eigen::Vector4d(momentum_c + b * step_b);
-          const double weight_bc = stencil.weight[1][b] * stencil.weight[2][c];
-          Eigen::Vector4d* const row = stencil_corner + SparseGrid::kHaloWidth * (b + SparseGrid::kHaloWidth * c);
-          row[0] += (stencil.weight[0][0] * weight_bc) * momentum_bc;
-          row[1] += (stencil.weight[0][1] * weight_bc) * (momentum_bc + step_a);
-          row[2] += (stencil.weight[0][2] * weight_bc) * (momentum_bc + double_step_a);
+    // Affine momentum matrix: APIC term plus, for explicit steps, the MLS stress impulse.
+    const double particle_mass = particles.mass[p];
+    Matrix3 affine = particle_mass * particles.affine_velocity[p];
+    if (stress_dt > 0.0) {
+      const int material = particles.material[p];
+      const Matrix3& elastic_deformation = particles.deformation_gradient[p];
+      const Matrix3& reference_rotation = particles.reference_rotation[p];
+      const Matrix3 stress =
+          inputs.linear_corotated[material] != nullptr
+              ? inputs.linear_corotated[material]->FirstPiolaStress(elastic_deformation, reference_rotation)
+              : inputs.materials[material].constitutive_model->FirstPiolaStress(elastic_deformation,
+                                                                                reference_rotation);
+      affine -= (stress_dt * inverse_inertia * particles.initial_volume[p]) * stress * elastic_deformation.transpose();
+    }
+    const Vector3 particle_momentum = particle_mass * particles.velocity[p];
+
+    // Node (a, b, c) receives w·(m v + A (x_i − x_p)) with x_i − x_p = d₀ + h (a, b, c):
+    // the affine term grows by h·A e_k per node along axis k, so it is built incrementally.
+    // The mass rides along as the first entry, with steps of 0, so a node's 4-vector is
+    // w·(m, m v + A (x_i − x_p)).
+    const Matrix3 affine_step = spacing * affine;
+    const Vector3 corner_momentum = particle_momentum + affine * stencil.base_offset;
+    Pack4 corner, step_a, step_b, step_c;
+    SetPack(corner, particle_mass, corner_momentum.x(), corner_momentum.y(), corner_momentum.z());
+    SetPack(step_a, 0.0, affine_step(0, 0), affine_step(1, 0), affine_step(2, 0));
+    SetPack(step_b, 0.0, affine_step(0, 1), affine_step(1, 1), affine_step(2, 1));
+    SetPack(step_c, 0.0, affine_step(0, 2), affine_step(1, 2), affine_step(2, 2));
+    const Pack4 double_step_a = 2.0 * step_a;
+    for (int c = 0; c < 3; ++c) {
+      const Pack4 momentum_c = corner + static_cast<double>(c) * step_c;
+      for (int b = 0; b < 3; ++b) {
+        const Pack4 momentum_bc = momentum_c + static_cast<double>(b) * step_b;
+        const double weight_bc = stencil.weight[1][b] * stencil.weight[2][c];
+        double* const row = stencil_corner[SparseGrid::kHaloWidth * (b + SparseGrid::kHaloWidth * c)].data();
+        const Pack4 node_values[3] = {momentum_bc, Pack4(momentum_bc + step_a), Pack4(momentum_bc + double_step_a)};
+        for (int a = 0; a < 3; ++a) {
+          Pack4 node;
+          LoadPack(node, row + 4 * a);
+          node += (stencil.weight[0][a] * weight_bc) * node_values[a];
+          StorePack(row + 4 * a, node);
         }
       }
     }
-  });
-}
-
-void ComputeGridVelocity(const Vector3& gravity, double dt, SparseGrid& grid) {
-  const int node_count = grid.num_nodes();
-#pragma omp parallel for schedule(static)
-  for (int node = 0; node < node_count; ++node) {
-    grid.velocity[node] =
-        grid.mass[node] > 0.0 ? Vector3(grid.momentum[node] / grid.mass[node] + dt * gravity) : Vector3::Zero();
   }
 }
 
-void GridToParticle(const SparseGrid& grid, double dt, Particles& particles) {
+// Gathers the grid velocities to the particles of one particle block and advects them (see
+// GridToParticle). Inlined into the two instruction-set builds below.
+template <typename Pack4>
+[[gnu::always_inline]] inline void GatherParticleBlock(const SparseGrid& grid, double dt, int block,
+                                                       Particles& particles) {
   const double spacing = grid.spacing();
   const double inverse_inertia = ApicInverseInertiaScale(spacing);
   const std::vector<int>& sorted_particles = grid.sorted_particles();
+  // The block's particles gather from a dense copy of the velocities of its 6×6×6 halo
+  // box: the 27 nodes of a stencil are then plain offsets (same values, same sums).
+  std::array<int, SparseGrid::kHaloNodes> nodes;
+  grid.HaloNodes(block, nodes);
+  // Velocities padded to four lanes, so that a node is one Pack4.
+  alignas(32) double halo_velocity[SparseGrid::kHaloNodes][4];
+  for (int k = 0; k < SparseGrid::kHaloNodes; ++k) {
+    const Vector3& node_velocity = grid.velocity[nodes[k]];
+    halo_velocity[k][0] = node_velocity.x();
+    halo_velocity[k][1] = node_velocity.y();
+    halo_velocity[k][2] = node_velocity.z();
+    halo_velocity[k][3] = 0.0;
+  }
+  const NodeCoordinate halo_origin = grid.HaloOrigin(block);
 
-  grid.ForEachParticleBlock([&](int block) {
-    // The block's particles gather from a dense copy of the velocities of its 6×6×6 halo
-    // box: the 27 nodes of a stencil are then plain offsets (same values, same sums).
-    std::array<int, SparseGrid::kHaloNodes> nodes;
-    grid.HaloNodes(block, nodes);
-    std::array<Vector3, SparseGrid::kHaloNodes> halo_velocity;
-    for (int k = 0; k < SparseGrid::kHaloNodes; ++k) halo_velocity[k] = grid.velocity[nodes[k]];
-    const NodeCoordinate halo_origin = grid.HaloOrigin(block);
-
-    const int end = grid.particle_block_begin(block + 1);
-    for (int s = grid.particle_block_begin(block); s < end; ++s) {
-      const int p = sorted_particles[s];
-      if (s + kPrefetchDistance < end) {
-        const int ahead = sorted_particles[s + kPrefetchDistance];
-        PrefetchMatrix(particles.deformation_gradient[ahead]);
-        PrefetchMatrix(particles.affine_velocity[ahead]);
-      }
-      const QuadraticStencil stencil = ComputeQuadraticStencil(particles.position[p], spacing);
-      const NodeCoordinate first = stencil.base_node - halo_origin;  // in [0, 3]³
-      const Vector3* const stencil_corner =
-          &halo_velocity[first.x() + SparseGrid::kHaloWidth * (first.y() + SparseGrid::kHaloWidth * first.z())];
-
-      // Gather v_p = Σ w v_i and B_p = Σ w v_i (x_i − x_p)ᵀ. With x_i − x_p = d₀ + h (a, b, c),
-      // B_p = v_p d₀ᵀ + h [Σ w a v_i, Σ w b v_i, Σ w c v_i], accumulated row by row along x.
-      Vector3 velocity = Vector3::Zero();
-      Vector3 moment_a = Vector3::Zero(), moment_b = Vector3::Zero(), moment_c = Vector3::Zero();
-      for (int c = 0; c < 3; ++c) {
-        for (int b = 0; b < 3; ++b) {
-          const Vector3* row = stencil_corner + SparseGrid::kHaloWidth * (b + SparseGrid::kHaloWidth * c);
-          const Vector3 weighted_1 = stencil.weight[0][1] * row[1];
-          const Vector3 weighted_2 = stencil.weight[0][2] * row[2];
-          const Vector3 row_sum = stencil.weight[0][0] * row[0] + weighted_1 + weighted_2;
-          const double weight_bc = stencil.weight[1][b] * stencil.weight[2][c];
-          velocity += weight_bc * row_sum;
-          moment_a += weight_bc * (weighted_1 + 2.0 * weighted_2);
-          moment_b += (b * weight_bc) * row_sum;
-          moment_c += (c * weight_bc) * row_sum;
-        }
-      }
-      Matrix3 affine_moment = velocity * stencil.base_offset.transpose();
-      affine_moment.col(0) += spacing * moment_a;
-      affine_moment.col(1) += spacing * moment_b;
-      affine_moment.col(2) += spacing * moment_c;
-      const Matrix3 affine_velocity = inverse_inertia * affine_moment;
-
-      // Deformation update with the MLS velocity gradient, then advection.
-      particles.velocity[p] = velocity;
-      particles.affine_velocity[p] = affine_velocity;
-      particles.deformation_gradient[p] =
-          (Matrix3::Identity() + dt * affine_velocity) * particles.deformation_gradient[p];
-      particles.position[p] += dt * velocity;
+  const int end = grid.particle_block_begin(block + 1);
+  for (int s = grid.particle_block_begin(block); s < end; ++s) {
+    const int p = sorted_particles[s];
+    if (s + kPrefetchDistance < end) {
+      const int ahead = sorted_particles[s + kPrefetchDistance];
+      PrefetchMatrix(particles.deformation_gradient[ahead]);
+      PrefetchMatrix(particles.affine_velocity[ahead]);
     }
-  });
+    const QuadraticStencil stencil = ComputeQuadraticStencil(particles.position[p], spacing);
+    const NodeCoordinate first = stencil.base_node - halo_origin;  // in [0, 3]³
+    const double(*const stencil_corner)[4] =
+        &halo_velocity[first.x() + SparseGrid::kHaloWidth * (first.y() + SparseGrid::kHaloWidth * first.z())];
+
+    // Gather v_p = Σ w v_i and B_p = Σ w v_i (x_i − x_p)ᵀ. With x_i − x_p = d₀ + h (a, b, c),
+    // B_p = v_p d₀ᵀ + h [Σ w a v_i, Σ w b v_i, Σ w c v_i], accumulated row by row along x.
+    Pack4 velocity_sum, moment_a_sum, moment_b_sum, moment_c_sum;
+    SetPack(velocity_sum, 0.0, 0.0, 0.0, 0.0);
+    SetPack(moment_a_sum, 0.0, 0.0, 0.0, 0.0);
+    SetPack(moment_b_sum, 0.0, 0.0, 0.0, 0.0);
+    SetPack(moment_c_sum, 0.0, 0.0, 0.0, 0.0);
+    for (int c = 0; c < 3; ++c) {
+      for (int b = 0; b < 3; ++b) {
+        const double(*const row)[4] = stencil_corner + SparseGrid::kHaloWidth * (b + SparseGrid::kHaloWidth * c);
+        Pack4 node_0, node_1, node_2;
+        LoadPack(node_0, row[0]);
+        LoadPack(node_1, row[1]);
+        LoadPack(node_2, row[2]);
+        const Pack4 weighted_1 = stencil.weight[0][1] * node_1;
+        const Pack4 weighted_2 = stencil.weight[0][2] * node_2;
+        const Pack4 row_sum = stencil.weight[0][0] * node_0 + weighted_1 + weighted_2;
+        const double weight_bc = stencil.weight[1][b] * stencil.weight[2][c];
+        velocity_sum += weight_bc * row_sum;
+        moment_a_sum += weight_bc * (weighted_1 + 2.0 * weighted_2);
+        moment_b_sum += (b * weight_bc) * row_sum;
+        moment_c_sum += (c * weight_bc) * row_sum;
+      }
+    }
+    const Vector3 velocity(velocity_sum[0], velocity_sum[1], velocity_sum[2]);
+    const Vector3 moment_a(moment_a_sum[0], moment_a_sum[1], moment_a_sum[2]);
+    const Vector3 moment_b(moment_b_sum[0], moment_b_sum[1], moment_b_sum[2]);
+    const Vector3 moment_c(moment_c_sum[0], moment_c_sum[1], moment_c_sum[2]);
+    Matrix3 affine_moment = velocity * stencil.base_offset.transpose();
+    affine_moment.col(0) += spacing * moment_a;
+    affine_moment.col(1) += spacing * moment_b;
+    affine_moment.col(2) += spacing * moment_c;
+    const Matrix3 affine_velocity = inverse_inertia * affine_moment;
+
+    // Deformation update with the MLS velocity gradient, then advection.
+    particles.velocity[p] = velocity;
+    particles.affine_velocity[p] = affine_velocity;
+    particles.deformation_gradient[p] =
+        (Matrix3::Identity() + dt * affine_velocity) * particles.deformation_gradient[p];
+    particles.position[p] += dt * velocity;
+  }
 }
 
-void UpdateConstitutiveState(const std::vector<Material>& materials, Particles& particles) {
-  const int count = static_cast<int>(particles.size());
-#pragma omp parallel for schedule(static)
-  for (int p = 0; p < count; ++p) {
+// The end-of-step constitutive update of particles [begin, end) (see UpdateConstitutiveState).
+// Inlined into the two instruction-set builds below.
+[[gnu::always_inline]] inline void UpdateConstitutiveRange(const std::vector<Material>& materials, int begin, int end,
+                                                           Particles& particles) {
+  for (int p = begin; p < end; ++p) {
     const Material& material = materials[particles.material[p]];
     if (material.model != ConstitutiveModelKind::kLinearCorotated) continue;
     Matrix3& elastic_deformation = particles.deformation_gradient[p];
@@ -190,6 +234,120 @@ void UpdateConstitutiveState(const std::vector<Material>& materials, Particles& 
     } else {
       particles.reference_rotation[p] = ComputePolarRotation(elastic_deformation);
     }
+  }
+}
+
+// Two builds of each block kernel, chosen once at run time: one for CPUs with AVX2 and FMA
+// (the compiler may fuse a multiply and an add, which changes results by round-off only,
+// and both thread counts take the same build), the baseline x86-64 one otherwise.
+using ScatterBlockKernel = void (*)(const ScatterInputs&, int, SparseGrid::HaloBox&);
+using GatherBlockKernel = void (*)(const SparseGrid&, double, int, Particles&);
+using ConstitutiveUpdateKernel = void (*)(const std::vector<Material>&, int, int, Particles&);
+
+void ScatterParticleBlockBaseline(const ScatterInputs& inputs, int block, SparseGrid::HaloBox& halo) {
+  ScatterParticleBlock<Eigen::Vector4d>(inputs, block, halo);
+}
+void GatherParticleBlockBaseline(const SparseGrid& grid, double dt, int block, Particles& particles) {
+  GatherParticleBlock<Eigen::Vector4d>(grid, dt, block, particles);
+}
+void UpdateConstitutiveRangeBaseline(const std::vector<Material>& materials, int begin, int end, Particles& particles) {
+  UpdateConstitutiveRange(materials, begin, end, particles);
+}
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target("avx2,fma"), flatten)) void ScatterParticleBlockAvx2(const ScatterInputs& inputs, int block,
+                                                                           SparseGrid::HaloBox& halo) {
+  ScatterParticleBlock<Avx2Pack4>(inputs, block, halo);
+}
+__attribute__((target("avx2,fma"), flatten)) void GatherParticleBlockAvx2(const SparseGrid& grid, double dt, int block,
+                                                                          Particles& particles) {
+  GatherParticleBlock<Avx2Pack4>(grid, dt, block, particles);
+}
+__attribute__((target("avx2,fma"), flatten)) void UpdateConstitutiveRangeAvx2(const std::vector<Material>& materials,
+                                                                              int begin, int end,
+                                                                              Particles& particles) {
+  UpdateConstitutiveRange(materials, begin, end, particles);
+}
+#endif
+
+bool& BaselineKernelsForced() {
+  static bool forced = false;
+  return forced;
+}
+
+bool UseAvx2Kernels() {
+#if defined(__GNUC__) && defined(__x86_64__)
+  static const bool has_avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has_avx2_fma && !BaselineKernelsForced();
+#else
+  return false;
+#endif
+}
+
+ScatterBlockKernel SelectScatterBlockKernel() {
+#if defined(__GNUC__) && defined(__x86_64__)
+  if (UseAvx2Kernels()) return ScatterParticleBlockAvx2;
+#endif
+  return ScatterParticleBlockBaseline;
+}
+
+GatherBlockKernel SelectGatherBlockKernel() {
+#if defined(__GNUC__) && defined(__x86_64__)
+  if (UseAvx2Kernels()) return GatherParticleBlockAvx2;
+#endif
+  return GatherParticleBlockBaseline;
+}
+
+ConstitutiveUpdateKernel SelectConstitutiveUpdateKernel() {
+#if defined(__GNUC__) && defined(__x86_64__)
+  if (UseAvx2Kernels()) return UpdateConstitutiveRangeAvx2;
+#endif
+  return UpdateConstitutiveRangeBaseline;
+}
+
+}  // namespace
+
+const char* TransferKernelBuild() {
+  return UseAvx2Kernels() ? "avx2_fma" : "baseline";
+}
+
+void ForceBaselineTransferKernels(bool forced) {
+  BaselineKernelsForced() = forced;
+}
+
+void ParticleToGrid(const Particles& particles, const std::vector<Material>& materials, double stress_dt,
+                    SparseGrid& grid) {
+  grid.Rebuild(particles.position);
+  std::vector<const LinearCorotatedModel*> linear_corotated(materials.size());
+  for (std::size_t m = 0; m < materials.size(); ++m) {
+    linear_corotated[m] = dynamic_cast<const LinearCorotatedModel*>(materials[m].constitutive_model.get());
+  }
+  const ScatterInputs inputs{particles, materials, linear_corotated, grid, stress_dt};
+  const ScatterBlockKernel scatter = SelectScatterBlockKernel();
+  grid.ScatterParticleBlocks([&](int block, SparseGrid::HaloBox& halo) { scatter(inputs, block, halo); });
+}
+
+void ComputeGridVelocity(const Vector3& gravity, double dt, SparseGrid& grid) {
+  const int node_count = grid.num_nodes();
+#pragma omp parallel for schedule(static)
+  for (int node = 0; node < node_count; ++node) {
+    grid.velocity[node] =
+        grid.mass[node] > 0.0 ? Vector3(grid.momentum[node] / grid.mass[node] + dt * gravity) : Vector3::Zero();
+  }
+}
+
+void GridToParticle(const SparseGrid& grid, double dt, Particles& particles) {
+  const GatherBlockKernel gather = SelectGatherBlockKernel();
+  grid.ForEachParticleBlock([&](int block) { gather(grid, dt, block, particles); });
+}
+
+void UpdateConstitutiveState(const std::vector<Material>& materials, Particles& particles) {
+  const int count = static_cast<int>(particles.size());
+  const ConstitutiveUpdateKernel update = SelectConstitutiveUpdateKernel();
+  constexpr int kChunk = 256;
+  const int chunk_count = (count + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static)
+  for (int chunk = 0; chunk < chunk_count; ++chunk) {
+    update(materials, chunk * kChunk, std::min(count, (chunk + 1) * kChunk), particles);
   }
 }
 

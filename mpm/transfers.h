@@ -35,4 +35,13 @@ void GridToParticle(const SparseGrid& grid, double dt, Particles& particles);
 // reference rotation R0 ← polar rotation of F^E for the next step (seed 000 eq. 19).
 void UpdateConstitutiveState(const std::vector<Material>& materials, Particles& particles);
 
+// The per-block kernels of ParticleToGrid, GridToParticle and UpdateConstitutiveState are
+// built twice: for x86-64 CPUs with AVX2 and FMA ("avx2_fma"), chosen at run time where the
+// CPU has them, and for baseline x86-64 ("baseline"). The builds differ by round-off (fused
+// multiply–adds); on one machine every thread count takes the same build. Which one runs:
+const char* TransferKernelBuild();
+// Makes every later transfer take the baseline build (true) or the automatic choice
+// (false), for tests that compare the two builds.
+void ForceBaselineTransferKernels(bool forced);
+
 }  // namespace contactlab::mpm
