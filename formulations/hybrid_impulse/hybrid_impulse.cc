@@ -124,7 +124,9 @@ void HybridImpulseFormulation::PrepareCollisionSamples(const World& world) {
   samples_ready_ = true;
 }
 
-void HybridImpulseFormulation::ApplyInfiniteMassBoundaries(const World& world, std::vector<BodyImpulse>& impulses) {
+void HybridImpulseFormulation::ApplyInfiniteMassBoundaries(const World& world,
+                                                           const std::vector<contact::GridBoundaryNode>& wall_nodes,
+                                                           std::vector<BodyImpulse>& impulses) {
   const auto boxes = contact::GeometryBoundingBoxes(world.bodies, 0.0);
   const int node_count = grid_.num_nodes();
   const int body_count = static_cast<int>(world.bodies.size());
@@ -167,8 +169,7 @@ void HybridImpulseFormulation::ApplyInfiniteMassBoundaries(const World& world, s
 
   // Bodies chosen as grid boundaries (contact/grid_boundary.h): sticky, slip or separating
   // walls on the nodes inside them. A separating wall is the Coulomb condition above.
-  if (!contact::HasGridBoundary(world.bodies)) return;
-  const std::vector<contact::GridBoundaryNode> wall_nodes = contact::FindGridBoundaryNodes(grid_, world.bodies);
+  if (wall_nodes.empty()) return;
   std::vector<contact::WallImpulse> wall_impulses(body_count);
   contact::ApplyGridBoundary(wall_nodes, world.bodies, grid_, wall_impulses);
   for (int b = 0; b < body_count; ++b) {
@@ -356,11 +357,15 @@ void HybridImpulseFormulation::Substep(World& world, double dt, double step_dt, 
   if (options_.rigid_node_mass == RigidNodeMass::kEffective && world.multibody.num_velocities() > 0) {
     tree_mass_factorization_.compute(world.multibody.MassMatrix());
   }
-  ApplyInfiniteMassBoundaries(world, substep_impulses);
+  // The grid-boundary nodes depend only on the grid and the static walls: found once.
+  const std::vector<contact::GridBoundaryNode> wall_nodes = contact::HasGridBoundary(world.bodies)
+                                                                ? contact::FindGridBoundaryNodes(grid_, world.bodies)
+                                                                : std::vector<contact::GridBoundaryNode>{};
+  ApplyInfiniteMassBoundaries(world, wall_nodes, substep_impulses);
   for (int b = 0; b < static_cast<int>(world.bodies.size()); ++b) {
     if (world.bodies[b].has_finite_mass()) ExchangeWithBody(world, b, predicted[b], substep_impulses[b]);
   }
-  ApplyInfiniteMassBoundaries(world, substep_impulses);
+  ApplyInfiniteMassBoundaries(world, wall_nodes, substep_impulses);
   timings.solve += SecondsSince(start);
 
   // Grid 2 back to the particles, deformation update, plasticity (§3.6 step 6).

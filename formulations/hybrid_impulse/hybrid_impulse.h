@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "formulations/contact/contact_model.h"
+#include "formulations/contact/grid_boundary.h"
 #include "formulations/dynamics/rigid_contact_step.h"
 #include "formulations/dynamics/rigid_dofs.h"
 #include "formulations/formulation.h"
@@ -112,7 +113,10 @@ class HybridImpulseFormulation final : public Formulation {
 
   void Substep(World& world, double dt, double step_dt, std::vector<BodyImpulse>& impulses, StepReport& rigid_report,
                Timings& timings);
-  void ApplyInfiniteMassBoundaries(const World& world, std::vector<BodyImpulse>& impulses);
+  // `wall_nodes`: the grid-boundary nodes of this substep's grid (FindGridBoundaryNodes),
+  // found once per substep; empty without grid-boundary bodies.
+  void ApplyInfiniteMassBoundaries(const World& world, const std::vector<contact::GridBoundaryNode>& wall_nodes,
+                                   std::vector<BodyImpulse>& impulses);
   std::vector<PredictedMotion> PredictRigidMotion(const World& world) const;
   void ExchangeWithBody(const World& world, int body_index, const PredictedMotion& motion, BodyImpulse& impulse);
   void AdvanceRigidBodies(World& world, double dt, double step_dt, const std::vector<BodyImpulse>& impulses,
