@@ -82,6 +82,12 @@ ContactModelParameters ContactModelParameters::SapConeFromParameters(const Param
   return result;
 }
 
+LineTerms ContactModel::EvaluateAlong(const PreparedContact& contact, const Vector3& contact_velocity,
+                                      const Vector3& direction) const {
+  const ContactEvaluation evaluation = Evaluate(contact, contact_velocity, /*with_hessian=*/true);
+  return {evaluation.cost, -direction.dot(evaluation.impulse), direction.dot(evaluation.hessian * direction)};
+}
+
 std::unique_ptr<ContactModel> MakeContactModel(const ContactModelParameters& parameters) {
   RequireRange("contact.stiffness", parameters.stiffness, true);
   RequireRange("contact.dissipation_time_scale", parameters.dissipation_time_scale, false);

@@ -102,6 +102,14 @@ struct ContactEvaluation {
   Matrix3 hessian = Matrix3::Zero();
 };
 
+// The three terms one contact adds to the exact line search along a direction Δv_c
+// (spec-sap-qn §1.2.3 K7) at the velocity v_c: ℓ_c(v_c), −Δv_cᵀγ(v_c) and Δv_cᵀ G(v_c) Δv_c.
+struct LineTerms {
+  double cost = 0.0;
+  double slope = 0.0;
+  double curvature = 0.0;
+};
+
 class ContactModel {
  public:
   virtual ~ContactModel() = default;
@@ -114,6 +122,10 @@ class ContactModel {
   // All three at once (what solvers call); `hessian` may be skipped.
   virtual ContactEvaluation Evaluate(const PreparedContact& contact, const Vector3& contact_velocity,
                                      bool with_hessian) const = 0;
+  // The line-search terms at `contact_velocity` along `direction`. This default derives them
+  // from Evaluate; a model may override it with a cheaper form of the same values.
+  virtual LineTerms EvaluateAlong(const PreparedContact& contact, const Vector3& contact_velocity,
+                                  const Vector3& direction) const;
 };
 
 // Throws InputError naming "contact.model" for an unknown model.

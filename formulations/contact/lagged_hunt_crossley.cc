@@ -16,17 +16,37 @@ double NormalStiffness(const PreparedContact& contact, double normal_velocity) {
   return time_step * (contact.stiffness * time_step * damping_factor + contact.dissipation * force);
 }
 
-// Spec §1.3.4: G = diag(μ n₀/√(‖v_t‖² + ε_s²) (I − t̂_s t̂_sᵀ), −n'(v_n)).
-Matrix3 LaggedHessian(const PreparedContact& contact, const Vector3& contact_velocity) {
-  Matrix3 hessian = Matrix3::Zero();
+// The soft slip of the friction term at one velocity: ‖v_t‖² and s = √(‖v_t‖² + ε_s²).
+struct SoftSlip {
+  Eigen::Vector2d slip;
+  double squared_norm;
+  double soft_speed;
+};
+SoftSlip ComputeSoftSlip(const PreparedContact& contact, const Vector3& contact_velocity) {
+  SoftSlip result;
+  result.slip = contact_velocity.head<2>();
+  result.squared_norm = result.slip.squaredNorm();
   const double tolerance = contact.soft_norm_tolerance;
-  const Eigen::Vector2d slip = contact_velocity.head<2>();
-  const double soft_speed = std::sqrt(slip.squaredNorm() + tolerance * tolerance);
-  const Eigen::Vector2d direction = slip / soft_speed;
-  hessian.topLeftCorner<2, 2>() = (contact.friction_coefficient * contact.lagged_normal_impulse / soft_speed) *
+  result.soft_speed = std::sqrt(result.squared_norm + tolerance * tolerance);
+  return result;
+}
+
+// Spec §1.3.4: G = diag(μ n₀/s (I − t̂_s t̂_sᵀ), −n'(v_n)), t̂_s = v_t/s.
+Matrix3 LaggedHessian(const PreparedContact& contact, const SoftSlip& soft, double normal_velocity) {
+  Matrix3 hessian = Matrix3::Zero();
+  const Eigen::Vector2d direction = soft.slip / soft.soft_speed;
+  hessian.topLeftCorner<2, 2>() = (contact.friction_coefficient * contact.lagged_normal_impulse / soft.soft_speed) *
                                   (Eigen::Matrix2d::Identity() - direction * direction.transpose());
-  hessian(2, 2) = NormalStiffness(contact, contact_velocity.z());
+  hessian(2, 2) = NormalStiffness(contact, normal_velocity);
   return hessian;
+}
+
+// ℓ_c of LaggedHuntCrossleyCost from a computed soft slip (the same operations).
+double LaggedCost(const PreparedContact& contact, const SoftSlip& soft, double normal_velocity) {
+  const double clamped_velocity = std::min(normal_velocity, contact.max_normal_velocity);
+  const double soft_slip = soft.squared_norm / (soft.soft_speed + contact.soft_norm_tolerance);
+  return -LaggedNormalPotential(contact, clamped_velocity) +
+         contact.friction_coefficient * contact.lagged_normal_impulse * soft_slip;
 }
 
 }  // namespace
@@ -65,16 +85,39 @@ Vector3 LaggedHuntCrossley::Impulse(const PreparedContact& contact, const Vector
 }
 
 Matrix3 LaggedHuntCrossley::Hessian(const PreparedContact& contact, const Vector3& contact_velocity) const {
-  return LaggedHessian(contact, contact_velocity);
+  return LaggedHessian(contact, ComputeSoftSlip(contact, contact_velocity), contact_velocity.z());
 }
 
 ContactEvaluation LaggedHuntCrossley::Evaluate(const PreparedContact& contact, const Vector3& contact_velocity,
                                                bool with_hessian) const {
+  const SoftSlip soft = ComputeSoftSlip(contact, contact_velocity);
+  const double normal_velocity = contact_velocity.z();
   ContactEvaluation evaluation;
-  evaluation.cost = LaggedHuntCrossleyCost<double>(contact, contact_velocity);
-  evaluation.impulse = LaggedHuntCrossleyImpulse<double>(contact, contact_velocity);
-  if (with_hessian) evaluation.hessian = LaggedHessian(contact, contact_velocity);
+  evaluation.cost = LaggedCost(contact, soft, normal_velocity);
+  // γ = (−μ n₀ v_t/s, n(v_n)), as LaggedHuntCrossleyImpulse.
+  evaluation.impulse.head<2>() =
+      (-contact.friction_coefficient * contact.lagged_normal_impulse / soft.soft_speed) * soft.slip;
+  evaluation.impulse.z() = LaggedNormalImpulse(contact, normal_velocity);
+  if (with_hessian) evaluation.hessian = LaggedHessian(contact, soft, normal_velocity);
   return evaluation;
+}
+
+LineTerms LaggedHuntCrossley::EvaluateAlong(const PreparedContact& contact, const Vector3& contact_velocity,
+                                            const Vector3& direction) const {
+  // With g = μ n₀/s and the tangential direction d_t: −Δv_cᵀγ = g d_t·v_t − d_n n(v_n) and
+  // Δv_cᵀ G Δv_c = g (‖d_t‖² − (d_t·v_t)²/s²) − n'(v_n) d_n², without forming G.
+  const SoftSlip soft = ComputeSoftSlip(contact, contact_velocity);
+  const double normal_velocity = contact_velocity.z();
+  const double friction_gain = contact.friction_coefficient * contact.lagged_normal_impulse / soft.soft_speed;
+  const Eigen::Vector2d tangential_direction = direction.head<2>();
+  const double along_slip = tangential_direction.dot(soft.slip);
+  LineTerms terms;
+  terms.cost = LaggedCost(contact, soft, normal_velocity);
+  terms.slope = friction_gain * along_slip - direction.z() * LaggedNormalImpulse(contact, normal_velocity);
+  terms.curvature = friction_gain * (tangential_direction.squaredNorm() -
+                                     along_slip * along_slip / (soft.soft_speed * soft.soft_speed)) +
+                    NormalStiffness(contact, normal_velocity) * direction.z() * direction.z();
+  return terms;
 }
 
 }  // namespace contactlab::contact

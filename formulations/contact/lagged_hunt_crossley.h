@@ -79,8 +79,14 @@ class LaggedHuntCrossley final : public ContactModel {
   double Cost(const PreparedContact& contact, const Vector3& contact_velocity) const override;
   Vector3 Impulse(const PreparedContact& contact, const Vector3& contact_velocity) const override;
   Matrix3 Hessian(const PreparedContact& contact, const Vector3& contact_velocity) const override;
+  // Cost, impulse and Hessian from one soft speed √(‖v_t‖² + ε_s²): the values of the
+  // three functions above.
   ContactEvaluation Evaluate(const PreparedContact& contact, const Vector3& contact_velocity,
                              bool with_hessian) const override;
+  // The line-search terms in closed form (no Hessian matrix): the values of
+  // ContactModel::EvaluateAlong up to round-off.
+  LineTerms EvaluateAlong(const PreparedContact& contact, const Vector3& contact_velocity,
+                          const Vector3& direction) const override;
 
  private:
   double stiffness_;                // k [N/m]

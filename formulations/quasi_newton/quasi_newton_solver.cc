@@ -4,9 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include <Eigen/Cholesky>
-
 #include "formulations/phase_clock.h"
+#include "formulations/quasi_newton/cuda/device_math.h"
 #include "formulations/solvers/fixed_chunk_sum.h"
 
 namespace contactlab::quasi_newton {
@@ -234,7 +233,8 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
     const double gradient_norm = std::sqrt(norms[0]);
     const double scale = std::max(std::sqrt(norms[1] + problem.outside_momentum_squared), std::sqrt(norms[2]));
     const double threshold = options.absolute_tolerance + options.relative_tolerance * scale;
-    const double cost = MassTerm(problem, velocity) + ContactCostSum(work);
+    const double mass_term = MassTerm(problem, velocity);
+    const double cost = mass_term + ContactCostSum(work);
     summary.cost = cost;
     summary.residual = solvers::ResidualRatio(gradient_norm, threshold);
     solvers::SolverIterationRecord statistics;
@@ -255,10 +255,15 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
       break;
     }
 
-    // K5: Δv_i = −H_i⁻¹ r_i, one 3 × 3 Cholesky factorization per node (eq. 10 blocks).
+    // K5: Δv_i = −H_i⁻¹ r_i, one 3 × 3 Cholesky factorization per node (eq. 10 blocks), the
+    // closed-form one the device kernel uses.
 #pragma omp parallel for schedule(static) if (node_count > 256)
     for (int i = 0; i < node_count; ++i) {
-      work.direction[i] = -Eigen::LLT<Matrix3>(work.hessian_block[i]).solve(work.residual[i]);
+      const Matrix3& block = work.hessian_block[i];
+      const gpu::Sym3 hessian{block(0, 0), block(0, 1), block(0, 2), block(1, 1), block(1, 2), block(2, 2)};
+      const Vector3& residual = work.residual[i];
+      const gpu::Vec3 step = gpu::CholeskySolve(hessian, {residual.x(), residual.y(), residual.z()});
+      work.direction[i] = -Vector3(step.x, step.y, step.z);
     }
     // K6: the direction seen by each contact, Δv_c,p = R_CW Σ_i w_ip Δv_i.
 #pragma omp parallel for schedule(static) if (contact_count > 64)
@@ -276,15 +281,13 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
         });
     const double a = mass_coefficients[0];
     const double b = mass_coefficients[1];
-    const double mass_term = MassTerm(problem, velocity);
     auto line = [&](double step) {
       const Eigen::Vector3d contact_terms =
           solvers::FixedChunkSum(contact_count, Eigen::Vector3d(Eigen::Vector3d::Zero()), [&](int c) {
             const Vector3& direction = work.direction_at_contact[c];
-            const contact::ContactEvaluation evaluation = problem.model->Evaluate(
-                problem.contacts[c].prepared, work.contact_velocity[c] + step * direction, true);
-            return Eigen::Vector3d(evaluation.cost, -direction.dot(evaluation.impulse),
-                                   direction.dot(evaluation.hessian * direction));
+            const contact::LineTerms terms = problem.model->EvaluateAlong(
+                problem.contacts[c].prepared, work.contact_velocity[c] + step * direction, direction);
+            return Eigen::Vector3d(terms.cost, terms.slope, terms.curvature);
           });
       return solvers::LineSample{mass_term + step * b + 0.5 * step * step * a + contact_terms[0],
                                  b + step * a + contact_terms[1], a + contact_terms[2]};

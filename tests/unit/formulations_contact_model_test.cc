@@ -572,6 +572,28 @@ TEST_F(LaggedHuntCrossleyTest, EvaluateAgreesWithCostImpulseAndHessian) {
   }
 }
 
+TEST_F(LaggedHuntCrossleyTest, LineTermsInClosedFormMatchTheOnesFromTheHessian) {
+  // The override forms −Δv_cᵀγ and Δv_cᵀGΔv_c without G; the base class derives them from
+  // Evaluate. Same values up to round-off in every region, along random directions.
+  std::uniform_real_distribution<double> symmetric(-1.0, 1.0);
+  for (const LaggedCase& test_case : LaggedCases()) {
+    SCOPED_TRACE(test_case.label);
+    const LaggedHuntCrossley model(test_case.parameters);
+    const PreparedContact contact = model.Prepare(test_case.state, test_case.time_step);
+    for (const Vector3& velocity : LaggedRegionVelocities(contact)) {
+      const Vector3 direction(symmetric(random_), symmetric(random_), symmetric(random_));
+      const LineTerms closed_form = model.EvaluateAlong(contact, velocity, direction);
+      const LineTerms from_hessian = model.ContactModel::EvaluateAlong(contact, velocity, direction);
+      EXPECT_EQ(closed_form.cost, from_hessian.cost);
+      const double slope_scale = direction.norm() * LaggedImpulseScale(contact);
+      const double curvature_scale = direction.squaredNorm() * LaggedHessianScale(contact);
+      EXPECT_NEAR(closed_form.slope, from_hessian.slope, 1e-13 * slope_scale);
+      EXPECT_NEAR(closed_form.curvature, from_hessian.curvature, 1e-13 * curvature_scale);
+      EXPECT_GE(closed_form.curvature, -1e-13 * curvature_scale);  // G is PSD
+    }
+  }
+}
+
 // Random velocities: normal in [−3v̂, 3v̂], slip from far below to far above ε_s.
 std::vector<Vector3> RandomLaggedVelocities(const PreparedContact& contact, int count, std::mt19937& random) {
   std::uniform_real_distribution<double> symmetric(-1.0, 1.0);
