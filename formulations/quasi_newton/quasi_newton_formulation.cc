@@ -3,8 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <sstream>
+#include <tuple>
+#include <utility>
+
+#include <Eigen/Eigenvalues>
 
 #include "formulations/contact/grid_boundary.h"
 #include "formulations/contact/particle_contacts.h"
@@ -32,6 +37,8 @@ class CudaSolverHandle {};
 
 namespace {
 
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
 bool CudaBuilt() {
 #ifdef CONTACTLAB_WITH_CUDA
   return true;
@@ -40,38 +47,58 @@ bool CudaBuilt() {
 #endif
 }
 
-// The stiffness k_p of one contact (QuasiNewtonFormulationOptions::stiffness_rule).
-// The rule a contact uses: "auto" resolves by whether the touched body moves with the coupling.
-StiffnessRule ResolvedStiffnessRule(StiffnessRule rule, bool body_moves_with_coupling) {
-  if (rule != StiffnessRule::kAuto) return rule;
-  return body_moves_with_coupling ? StiffnessRule::kNearRigidParticleMass : StiffnessRule::kLoad;
-}
+// What the stiffness rules read about one contact.
+struct StiffnessInputs {
+  bool body_moves_with_coupling = false;  // a free or articulated body (finite mass)
+  double particle_mass = 0.0;             // m_p [kg]
+  double lumped_mobility = 0.0;           // w_p of the grid side, Σ_i w_ip² / m_i [1/kg]
+  double approach_speed = 0.0;            // max(0, −v_n0) [m/s]
+  double previous_force = 0.0;            // normal force of the particle's contact in the last substep [N]
+  double rigid_step_cap = kInfinity;      // [N/m], RigidStepStiffnessCaps
+};
 
-double ContactStiffness(StiffnessRule rule, const QuasiNewtonFormulationOptions& options, bool body_moves_with_coupling,
-                        double particle_mass, double lumped_mobility, double approach_speed, double previous_force,
-                        double gravity, double grid_spacing, double substep) {
-  rule = ResolvedStiffnessRule(rule, body_moves_with_coupling);
+// The stiffness k_p of one contact (QuasiNewtonFormulationOptions::stiffness_rule), and the
+// rule that set it: "auto" resolves per contact, by the touched body and the softer value.
+std::pair<StiffnessRule, double> ContactStiffness(StiffnessRule rule, const QuasiNewtonFormulationOptions& options,
+                                                  const StiffnessInputs& in, double gravity, double grid_spacing,
+                                                  double substep) {
+  const auto load = [&] {
+    // k = max(m g, m v², f_prev) over the target depth: a resting particle, one arriving at
+    // v and one loaded by f_prev settle options.penetration_fraction · h deep.
+    const double depth = options.penetration_fraction * grid_spacing;
+    return std::max({in.particle_mass * gravity / depth,
+                     in.particle_mass * in.approach_speed * in.approach_speed / (depth * depth),
+                     in.previous_force / depth});
+  };
+  const auto near_rigid = [&](double mass) {
+    // Spec A1: k_p = (2π/(β δt))² m, an oscillator of period β δt on the mass m: the
+    // contact's effective mass 1/w_p, or (softer) the particle's own mass m_p.
+    const double angular_frequency = 2.0 * std::numbers::pi / (options.contact.near_rigid_threshold * substep);
+    return angular_frequency * angular_frequency * mass;
+  };
   switch (rule) {
-    case StiffnessRule::kAuto:  // resolved above
-    case StiffnessRule::kLoad: {
-      // k = max(m g, m v², f_prev) over the target depth: a resting particle, one arriving at
-      // v and one loaded by f_prev settle options.penetration_fraction · h deep.
-      const double depth = options.penetration_fraction * grid_spacing;
-      return std::max({particle_mass * gravity / depth,
-                       particle_mass * approach_speed * approach_speed / (depth * depth), previous_force / depth});
+    case StiffnessRule::kAuto: {
+      if (!in.body_moves_with_coupling) return {StiffnessRule::kLoad, load()};
+      const double stiffest = near_rigid(in.particle_mass);
+      if (in.rigid_step_cap < stiffest) return {StiffnessRule::kRigidStep, in.rigid_step_cap};
+      return {StiffnessRule::kNearRigidParticleMass, stiffest};
     }
+    case StiffnessRule::kLoad:
+      return {rule, load()};
     case StiffnessRule::kNearRigid:
-    case StiffnessRule::kNearRigidParticleMass: {
-      // Spec A1: k_p = (2π/(β δt))² m, an oscillator of period β δt on the mass m: the
-      // contact's effective mass 1/w_p, or (softer) the particle's own mass m_p.
-      const double angular_frequency = 2.0 * std::numbers::pi / (options.contact.near_rigid_threshold * substep);
-      const double mass = rule == StiffnessRule::kNearRigid ? 1.0 / lumped_mobility : particle_mass;
-      return angular_frequency * angular_frequency * mass;
-    }
+      return {rule, near_rigid(1.0 / in.lumped_mobility)};
+    case StiffnessRule::kNearRigidParticleMass:
+      return {rule, near_rigid(in.particle_mass)};
+    case StiffnessRule::kRigidStep:
+      if (!in.body_moves_with_coupling) return {StiffnessRule::kLoad, load()};
+      // A body that cannot move along n has no cap: the substep's stiffest spring instead.
+      if (!std::isfinite(in.rigid_step_cap))
+        return {StiffnessRule::kNearRigidParticleMass, near_rigid(in.particle_mass)};
+      return {rule, in.rigid_step_cap};
     case StiffnessRule::kFixed:
       break;
   }
-  return 0.0;  // the model's contact.stiffness
+  return {StiffnessRule::kFixed, 0.0};  // 0: the model's contact.stiffness
 }
 
 // Kinematic bodies and the prescribed joints of the multibody tree at `time` [s], the tree's
@@ -94,19 +121,18 @@ std::uint64_t WarmStartKey(const contact::ParticleContact& contact) {
 
 // The contact problem of one substep (eq. 8) from the registered contacts: the stencil nodes
 // of contact particles become the problem's nodes, in order of first appearance.
-SubstepContactProblem BuildProblem(const mpm::SparseGrid& grid, const mpm::Particles& particles,
-                                   const std::vector<rigid::RigidBody>& bodies,
-                                   const std::vector<contact::ParticleContact>& contacts,
-                                   const contact::ContactModel& model, double substep, double gravity,
-                                   const QuasiNewtonFormulationOptions& options, StiffnessRule rule,
-                                   const std::vector<double>& previous_normal_force,
-                                   std::vector<int>& problem_node_of_grid_node,
-                                   std::vector<int>& grid_node_of_problem_node) {
+SubstepContactProblem BuildProblem(
+    const mpm::SparseGrid& grid, const mpm::Particles& particles, const std::vector<rigid::RigidBody>& bodies,
+    const std::vector<contact::ParticleContact>& contacts, const contact::ContactModel& model, double substep,
+    double gravity, const QuasiNewtonFormulationOptions& options, const std::vector<double>& previous_normal_force,
+    const std::vector<double>& rigid_step_caps, std::vector<StiffnessRule>& rule_of_contact,
+    std::vector<int>& problem_node_of_grid_node, std::vector<int>& grid_node_of_problem_node) {
   SubstepContactProblem problem;
   problem.model = &model;
   problem_node_of_grid_node.assign(grid.num_nodes(), -1);
   grid_node_of_problem_node.clear();
   problem.contacts.resize(contacts.size());
+  rule_of_contact.resize(contacts.size());
   for (std::size_t c = 0; c < contacts.size(); ++c) {
     const contact::ParticleContact& point = contacts[c];
     GridContact& grid_contact = problem.contacts[c];
@@ -143,16 +169,83 @@ SubstepContactProblem BuildProblem(const mpm::SparseGrid& grid, const mpm::Parti
     state.previous_normal_velocity = point.relative_velocity.z();
     state.friction_coefficient = point.friction_coefficient;
     state.delassus_scale = lumped_mobility;
-    state.stiffness =
-        ContactStiffness(rule, options, bodies[point.body].has_finite_mass(), particles.mass[point.particle],
-                         lumped_mobility, std::max(0.0, -state.previous_normal_velocity),
-                         previous_normal_force[point.particle], gravity, grid.spacing(), substep);
+    StiffnessInputs inputs;
+    inputs.body_moves_with_coupling = bodies[point.body].has_finite_mass();
+    inputs.particle_mass = particles.mass[point.particle];
+    inputs.lumped_mobility = lumped_mobility;
+    inputs.approach_speed = std::max(0.0, -state.previous_normal_velocity);
+    inputs.previous_force = previous_normal_force[point.particle];
+    inputs.rigid_step_cap = rigid_step_caps[c];
+    std::tie(rule_of_contact[c], state.stiffness) =
+        ContactStiffness(options.stiffness_rule, options, inputs, gravity, grid.spacing(), substep);
     grid_contact.prepared = model.Prepare(state, substep);
   }
   return problem;
 }
 
 }  // namespace
+
+std::vector<double> RigidStepStiffnessCaps(const World& world, const dynamics::RigidDofs& rigid_dofs,
+                                           const std::vector<contact::ParticleContact>& contacts,
+                                           const std::vector<double>& material_mass, double ratio, double dt) {
+  struct Unknowns {
+    int first_column = -1;
+    bool tree = false;
+    Eigen::MatrixXd contact_metric;  // G
+    std::vector<char> touching_material;
+    int contacts = 0;
+    double cap = kInfinity;
+  };
+  std::vector<Unknowns> groups;
+  std::vector<int> group_of_contact(contacts.size(), -1);
+  for (std::size_t c = 0; c < contacts.size(); ++c) {
+    const contact::ParticleContact& point = contacts[c];
+    if (!rigid_dofs.HasDofs(point.body)) continue;
+    int first_column = -1;
+    const Eigen::Matrix<double, 3, Eigen::Dynamic> jacobian =
+        rigid_dofs.PointJacobian(world, point.body, point.position, &first_column);
+    if (jacobian.cols() == 0) continue;
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](const Unknowns& unknowns) { return unknowns.first_column == first_column; });
+    if (group == groups.end()) {
+      groups.push_back({first_column, world.bodies[point.body].motion == rigid::BodyMotion::kArticulated,
+                        Eigen::MatrixXd::Zero(jacobian.cols(), jacobian.cols()),
+                        std::vector<char>(material_mass.size(), 0), 0, kInfinity});
+      group = groups.end() - 1;
+    }
+    const Eigen::VectorXd normal_row = jacobian.transpose() * point.frame.col(2);  // J_pᵀ n_p
+    group->contact_metric.noalias() += normal_row * normal_row.transpose();
+    group->touching_material[world.particles.material[point.particle]] = 1;
+    ++group->contacts;
+    group_of_contact[c] = static_cast<int>(group - groups.begin());
+  }
+  for (Unknowns& group : groups) {
+    // λ_max of G x = λ M x with the inertia M alone (a free body's mass and inertia, the tree's
+    // mass matrix): the cap does not count on the implicit joint damping and PD stiffness that
+    // A adds (squeezed_cube's critically damped panels look 4.6 times heavier in A at 4 ms).
+    const int width = static_cast<int>(group.contact_metric.rows());
+    const Eigen::MatrixXd inertia =
+        group.tree
+            ? world.multibody.MassMatrix()
+            : Eigen::MatrixXd(rigid_dofs.dynamics_matrix().block(group.first_column, group.first_column, width, width));
+    if (inertia.rows() != width) continue;
+    const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> eigen(group.contact_metric, inertia,
+                                                                          Eigen::EigenvaluesOnly);
+    if (eigen.info() != Eigen::Success) continue;  // no cap where M is not positive definite
+    double material_behind = 0.0;                  // M_mat
+    for (std::size_t m = 0; m < material_mass.size(); ++m) {
+      if (group.touching_material[m]) material_behind += material_mass[m];
+    }
+    const double largest = eigen.eigenvalues().maxCoeff();  // λ
+    const double lump = material_behind / group.contacts;   // m = M_mat/n
+    if (largest * lump > ratio) group.cap = ratio / (dt * dt * largest);
+  }
+  std::vector<double> caps(contacts.size(), kInfinity);
+  for (std::size_t c = 0; c < contacts.size(); ++c) {
+    if (group_of_contact[c] >= 0) caps[c] = groups[group_of_contact[c]].cap;
+  }
+  return caps;
+}
 
 std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
   const QuasiNewtonFormulationOptions defaults;
@@ -185,12 +278,20 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
        "Per-contact k of the lagged model. load: max(m g, m v_approach^2, f_prev)/(penetration_fraction h), so the "
        "contact settles a small fraction of h deep and its lagged friction bound mu k x0 dt is the normal impulse it "
        "carries; near_rigid / near_rigid_particle_mass: (2 pi/(beta delta t))^2 m with m = 1/w or m_p (spec A1), whose "
-       "friction bound is thousands of times the normal impulse of a resting particle; auto (default): load against "
-       "static and prescribed geometry, near_rigid_particle_mass against bodies the weak coupling moves (their rigid "
-       "step sees the contact stiffness explicitly and a soft spring destabilizes it); fixed: contact.stiffness.",
+       "friction bound is thousands of times the normal impulse of a resting particle; rigid_step: against a body the "
+       "coupling moves, kappa/(dt^2 lambda), lambda = lambda_max(M^-1 sum_p J_p^T n_p n_p^T J_p) over its n contacts "
+       "(M its inertia), so its explicit rigid step sees dt^2 lambda_max(M^-1 K) <= kappa; no cap where lambda m <= "
+       "kappa, m = M_mat/n the inertia of the material behind each contact (M_mat: the materials touching it), which "
+       "bounds what a spring can push over a step (load against other geometry); auto "
+       "(default): load against static and prescribed geometry, the softer of near_rigid_particle_mass and "
+       "rigid_step against bodies the weak coupling moves; fixed: contact.stiffness.",
        OneOf(ChoiceNames(StiffnessRuleNames()))},
       {"quasi_newton.penetration_fraction", defaults.penetration_fraction, "1",
        "Penetration of a contact under stiffness_rule = load, as a fraction of h.", InHalfOpenRange(1e-6, 1.0)},
+      {"quasi_newton.rigid_step_stiffness_ratio", defaults.rigid_step_stiffness_ratio, "1",
+       "kappa of stiffness_rule rigid_step (and auto): bound on dt^2 lambda_max(M^-1 K), K the contact springs on one "
+       "coupled body's rigid unknowns, M their inertia: the explicit spring its rigid step sees (stable below 4).",
+       InHalfOpenRange(1e-6, 4.0)},
       {"quasi_newton.grid_update", ChoiceName(defaults.grid_update, GridUpdateNames()), "",
        "impulse: v = v* + M^-1 J^T gamma, exact momentum exchange at any tolerance (default: with the solver's v at "
        "eps_r 5e-2 the squeezed cube's panel forces sum to 1.045 m g); solver_velocity: the grid keeps the solver's v "
@@ -233,6 +334,7 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   options.backend = GetChoice(parameters, "quasi_newton.backend", BackendNames());
   options.stiffness_rule = GetChoice(parameters, "quasi_newton.stiffness_rule", StiffnessRuleNames());
   options.penetration_fraction = parameters.GetDouble("quasi_newton.penetration_fraction");
+  options.rigid_step_stiffness_ratio = parameters.GetDouble("quasi_newton.rigid_step_stiffness_ratio");
   options.grid_update = GetChoice(parameters, "quasi_newton.grid_update", GridUpdateNames());
   options.warm_start = GetChoice(parameters, "quasi_newton.warm_start", WarmStartNames());
   options.kinematic_poses = GetChoice(parameters, "quasi_newton.kinematic_poses", KinematicPosesNames());
@@ -256,6 +358,7 @@ const ChoiceTable<StiffnessRule>& StiffnessRuleNames() {
                                                    {"load", StiffnessRule::kLoad},
                                                    {"near_rigid", StiffnessRule::kNearRigid},
                                                    {"near_rigid_particle_mass", StiffnessRule::kNearRigidParticleMass},
+                                                   {"rigid_step", StiffnessRule::kRigidStep},
                                                    {"fixed", StiffnessRule::kFixed}};
   return names;
 }
@@ -371,6 +474,9 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
 
   std::vector<int> problem_node_of_grid_node;
   std::vector<int> grid_node_of_problem_node;
+  std::vector<StiffnessRule> rule_of_contact;
+  std::vector<double> material_mass(world.materials.size(), 0.0);  // M per material (stiffness rule rigid_step)
+  for (std::size_t p = 0; p < particles.size(); ++p) material_mass[particles.material[p]] += particles.mass[p];
   double contact_sum = 0.0;
   const bool has_walls = contact::HasGridBoundary(world.bodies);
   std::vector<contact::GridBoundaryNode> wall_nodes;
@@ -407,9 +513,15 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     // 2c. Problem (8) on the stencil nodes of the contact particles.
     start = Clock::now();
     if (previous_normal_force_.size() != particles.size()) previous_normal_force_.assign(particles.size(), 0.0);
+    const bool caps_needed =
+        options_.stiffness_rule == StiffnessRule::kAuto || options_.stiffness_rule == StiffnessRule::kRigidStep;
+    const std::vector<double> rigid_step_caps =
+        caps_needed ? RigidStepStiffnessCaps(world, rigid_dofs_, contacts, material_mass,
+                                             options_.rigid_step_stiffness_ratio, dt)
+                    : std::vector<double>(contacts.size(), kInfinity);
     SubstepContactProblem problem = BuildProblem(
         grid_, particles, world.bodies, contacts, *contact_model_, substep, world.gravity.norm(), options_,
-        options_.stiffness_rule, previous_normal_force_, problem_node_of_grid_node, grid_node_of_problem_node);
+        previous_normal_force_, rigid_step_caps, rule_of_contact, problem_node_of_grid_node, grid_node_of_problem_node);
     problem.outside_momentum_squared = solvers::FixedChunkSum(grid_.num_nodes(), 0.0, [&](int node) {
       return problem_node_of_grid_node[node] < 0 ? grid_.mass[node] * grid_.velocity[node].squaredNorm() : 0.0;
     });
@@ -466,8 +578,7 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
       previous_normal_force_[particle] = std::max(previous_normal_force_[particle], normal_force);
       if (options_.stiffness_rule != StiffnessRule::kFixed)
         used_stiffness_.Observe(problem.contacts[c].prepared.stiffness);
-      used_stiffness_rule_.Observe(static_cast<int>(
-          ResolvedStiffnessRule(options_.stiffness_rule, world.bodies[contacts[c].body].has_finite_mass())));
+      used_stiffness_rule_.Observe(static_cast<int>(rule_of_contact[c]));
     }
 
     // 2e. v^{k+1} on the grid; the impulses −R_WC γ_p go to the rigid bodies (eq. 3, summed).

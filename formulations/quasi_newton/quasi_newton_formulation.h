@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "formulations/contact/contact_model.h"
+#include "formulations/contact/particle_contacts.h"
 #include "formulations/dynamics/explicit_stability.h"
 #include "formulations/dynamics/rigid_contact_step.h"
 #include "formulations/dynamics/rigid_dofs.h"
@@ -32,7 +33,7 @@ namespace contactlab::quasi_newton {
 class CudaSolverHandle;  // the device solver when built with CUDA (opaque here)
 
 // How each contact's stiffness is chosen (QuasiNewtonFormulationOptions::stiffness_rule).
-enum class StiffnessRule { kAuto, kLoad, kNearRigid, kNearRigidParticleMass, kFixed };
+enum class StiffnessRule { kAuto, kLoad, kNearRigid, kNearRigidParticleMass, kRigidStep, kFixed };
 // What the grid keeps after a contact solve, and where the solve runs
 // (QuasiNewtonFormulationOptions::grid_update, ::backend).
 enum class GridUpdate { kImpulse, kSolverVelocity };
@@ -79,21 +80,26 @@ struct QuasiNewtonFormulationOptions {
   //   "near_rigid"                k_p = (2π/(β δt))² / w_p, w_p the contact's Delassus scale:
   //                               the stiffest contact one substep resolves;
   //   "near_rigid_particle_mass"  k_p = (2π/(β δt))² m_p;
+  //   "rigid_step"                against a body the weak coupling moves, the stiffest k its
+  //                               explicit rigid step resolves: Δt² λ_max(M⁻¹ K) ≤ κ
+  //                               (rigid_step_stiffness_ratio), K the contact springs, M the
+  //                               body's inertia (RigidStepStiffnessCaps below); no cap
+  //                               where a heavy body is pressed by light material, which cannot
+  //                               push it harder than its own inertia allows over a step;
+  //                               against static and prescribed geometry "load";
   //   "fixed"                     contact.stiffness for every contact;
-  //   "auto"                      "load" against static and prescribed geometry,
-  //                               "near_rigid_particle_mass" against bodies the weak coupling
-  //                               moves: their rigid step (eq. 3) feels the summed impulse
-  //                               with its velocity frozen, i.e. the contact spring explicitly,
-  //                               and a spring it cannot resolve in Δt (K Δt²/A > 4) makes the
-  //                               light panels of squeezed_cube chatter at Δt = 4 ms and the
-  //                               pyramid's ball bounce at 10 ms under "load".
-  // The near-rigid rules make the equilibrium penetration of a resting particle g δt²/4π²
-  // (5e-8 m at δt = 0.45 ms), so any penetration the grid leaves (0.1 mm) gives a friction
-  // bound thousands of times the normal impulse: on incline_block (μ 0.125) the block stopped
-  // in 0.1 s instead of 0.515 s; with "load" it follows the analytic speed and the quasi-Newton
-  // iteration needs 10× fewer iterations (measured, h 1.8 cm, Δt 5 ms).
+  //   "auto"                      "load" against static and prescribed geometry; against
+  //                               bodies the weak coupling moves the softer of
+  //                               "near_rigid_particle_mass" and "rigid_step", per contact.
+  // Why "rigid_step": the rigid step (eq. 3) feels the summed impulse with the body's pose
+  // frozen over Δt, i.e. the contact springs explicitly; symplectic Euler is stable while
+  // Δt² λ_max(M⁻¹ K) < 4 (M the body's inertia), and "rigid_step" holds it at κ. The
+  // stiffest rule alone makes the 0.1 kg panels squeezing the 0.4 kg cube of squeezed_cube
+  // chatter (panel force std 1.3 N of 10 N at Δt = 0.1 ms, N = 1, and at Δt = 4 ms); "load"
+  // alone bounces the pyramid's ball at 10 ms and the panels at 4 ms (README, quasi_newton).
   StiffnessRule stiffness_rule = StiffnessRule::kAuto;
-  double penetration_fraction = 0.01;  // [-], the target depth of "load" as a fraction of h
+  double penetration_fraction = 0.01;       // [-], the target depth of "load" as a fraction of h
+  double rigid_step_stiffness_ratio = 1.0;  // [-], κ of "rigid_step": Δt² λ_max(M⁻¹ K) per body
   // What the grid keeps after the solve. "solver_velocity": the solver's v (seed 003's
   // Algorithm 1 returns v and γ; γ goes to the rigid bodies). Unless the solve converged
   // exactly, M (v − v*) differs from Jᵀγ by the residual, so MPM + rigid momentum drifts by up
@@ -141,6 +147,24 @@ struct QuasiNewtonStepStatistics {
   // (iterations 0) when no rigid bodies touch.
   solvers::SapSolverResults rigid_step;
 };
+
+// The cap of stiffness_rule "rigid_step" for each contact (∞ on bodies without rigid
+// unknowns). The n contacts on one set of rigid unknowns (a free body, or the whole multibody
+// tree) with a common stiffness k act on its rigid step, which freezes the pose over Δt, as
+// the explicit spring K = k G, G = Σ_p J_pᵀ n_p n_pᵀ J_p; symplectic Euler is stable while
+// Δt² λ_max(M⁻¹ K) < 4, M the inertia. Over one step each contact spring pushes, in series,
+// the MPM material behind it, of inertia m = M_mat/n (M_mat: the mass of the materials
+// touching these unknowns, all of which can follow within a step), so the step feels at most
+// k_eff = min(k, m/Δt²). With λ = λ_max(M⁻¹ G), Δt² λ k_eff ≤ κ holds
+//   for any k where λ m ≤ κ, and for k ≤ κ / (Δt² λ) otherwise
+// (λ m ≈ M_mat/m_body for a free body pressed along one direction: a light body squeezing
+// heavy material is capped, a heavy body held by light material is not). Contacts set softer
+// than the cap only lower λ_max (G is a sum of positive semi-definite terms).
+// `material_mass` holds the total particle mass of each material; `ratio` is κ, `dt` the rigid
+// step Δt. Public for tests.
+std::vector<double> RigidStepStiffnessCaps(const World& world, const dynamics::RigidDofs& rigid_dofs,
+                                           const std::vector<contact::ParticleContact>& contacts,
+                                           const std::vector<double>& material_mass, double ratio, double dt);
 
 class QuasiNewtonFormulation final : public Formulation {
  public:
@@ -191,8 +215,9 @@ class QuasiNewtonFormulation final : public Formulation {
                                      "δt (c + v_max) / h at the start of each step"};
   UsedChoiceTracker used_stiffness_rule_{"quasi_newton.stiffness_rule", ChoiceNames(StiffnessRuleNames()),
                                          "contact registrations",
-                                         "auto: near_rigid_particle_mass against bodies that move with the coupling "
-                                         "(finite mass), load against static and kinematic ones; per contact"};
+                                         "auto: the softer of near_rigid_particle_mass and rigid_step against bodies "
+                                         "that move with the coupling (finite mass), load against static and "
+                                         "kinematic ones; per contact"};
 };
 
 FormulationInfo QuasiNewtonInfo();

@@ -45,6 +45,37 @@ def test_short_squeeze_logs_converging_iterations(contactlab_bin, tmp_path):
     assert iterations["iteration"].max() + 1 >= log["outer_iterations"].max()
 
 
+def _squeeze(contactlab_bin, out, rule):
+    command = [contactlab_bin, "run", "squeezed_cube", "-f", "quasi_newton", "--config", str(SCENE),
+               "--set", "grid_spacing=0.02", "--set", "dt=4e-3", "--set", "duration=0.4",
+               "--set", "averaging_window=0.2", "--set", f"quasi_newton.stiffness_rule={rule}", "--quiet",
+               "--out", str(out)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stderr}"
+    run = Run.open(out)
+    assert run.ok
+    time, force = run.series("left_panel_force")
+    window = time >= time[-1] - 0.2
+    return run, force[window]
+
+
+def test_auto_stiffness_squeezes_without_chatter_at_a_large_step(contactlab_bin, tmp_path):
+    # The 0.1 kg panels' rigid step sees the contact springs explicitly. Under "load" alone
+    # the springs on a panel sum beyond the explicit limit at dt = 4 ms and the squeeze force
+    # flips from step to step (measured: mean |f_x(n+1) - f_x(n)| 12.9 N of 10 N); "auto"
+    # caps dt^2 sum k w at 1 per panel ("rigid_step") and the panel holds 10 N steadily.
+    run, force = _squeeze(contactlab_bin, tmp_path / "auto.h5", "auto")
+    squeeze = run.params["squeeze_force"]
+    half_weight = run.params["cube_mass"] * 9.81 / 2
+    assert "rigid_step (" in run.summary["quasi_newton.stiffness_rule.used"]
+    assert np.mean(np.abs(np.diff(force[:, 0]))) < 0.01 * squeeze
+    assert abs(force[:, 0].mean() - squeeze) < 0.01 * squeeze
+    assert abs(force[:, 2].mean() - half_weight) < 0.02 * half_weight
+    assert force[:, 2].std() < 0.05 * half_weight
+    _, loaded = _squeeze(contactlab_bin, tmp_path / "load.h5", "load")
+    assert np.mean(np.abs(np.diff(loaded[:, 0]))) > 0.1 * squeeze, "the case chatters without the cap"
+
+
 def test_bad_quasi_newton_key_is_a_one_line_error(contactlab_bin, tmp_path):
     out = tmp_path / "bad.h5"
     result = subprocess.run([contactlab_bin, "run", "squeezed_cube", "-f", "quasi_newton", "--config", str(SCENE),

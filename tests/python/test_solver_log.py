@@ -106,8 +106,9 @@ def test_auto_choices_record_what_they_chose(contactlab_bin, tmp_path):
     assert used == ("exact (3 steps)" if "schur" in run.summary["sap.linear_solver.used"] else
                     "block_diagonal (3 steps)")
     assert run.params["sap.linear_solver.rule"].startswith("auto:")
-    # quasi_newton's auto stiffness rule: near_rigid_particle_mass against the free block,
-    # load against the static ground, counted per contact registration.
+    # quasi_newton's auto stiffness rule: near_rigid_particle_mass against the free 2 kg block
+    # (no rigid_step cap: the 0.5 kg slab under it cannot push it harder than its own inertia
+    # allows over a step), load against the static ground, counted per contact registration.
     run = _run(contactlab_bin, tmp_path / "qn.h5", "block_on_slab", "quasi_newton", "duration=0.03",
                "settle_time=0.01")
     used = run.summary["quasi_newton.stiffness_rule.used"]

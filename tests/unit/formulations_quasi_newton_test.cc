@@ -11,6 +11,7 @@
 #include <ceres/gradient_problem_solver.h>
 #include <gtest/gtest.h>
 #include <omp.h>
+#include <Eigen/Eigenvalues>
 
 #include "formulations/contact/contact_frame.h"
 #include "formulations/quasi_newton/quasi_newton_formulation.h"
@@ -597,6 +598,70 @@ TEST(QuasiNewtonFormulation, KinematicPosesFollowTheTrajectoryThroughTheSubsteps
   std::cout << "first-substep iterations, step " << first_substep_iterations[0] << ", substep "
             << first_substep_iterations[1] << "\n";
   EXPECT_LT(first_substep_iterations[1], first_substep_iterations[0]);
+}
+
+// The rigid_step cap on a free cube (mass m, side a) touched on one face by n contacts on a
+// symmetric grid: G = Σ gᵀg has the translation eigenvalue n/m and the rotation eigenvalues
+// Σ z²/I = n/(2 m) (I = m a²/6, mean z² = a²/12 over the face), so λ_max = n/m and the cap
+// is κ m/(n Δt²), which puts Δt² λ_max(M⁻¹ K) at exactly κ. Material lighter than κ m (λ m ≤
+// κ) leaves the contacts uncapped.
+TEST(QuasiNewtonFormulation, RigidStepCapPutsTheExplicitSpringAtTheGivenRatio) {
+  World world;
+  world.grid_spacing = 0.02;
+  const double side = 0.1;
+  world.bodies.push_back(rigid::MakeFreeBody(
+      "cube", {rigid::Geometry{rigid::Shape::Box(Vector3::Constant(0.5 * side)), rigid::Pose{}, 0.5}}, 400.0,
+      rigid::Pose{}));
+  const double mass = world.bodies[0].mass;  // 0.4 kg
+  world.materials.push_back(mpm::MakeMaterial("m", mpm::ConstitutiveModelKind::kLinearCorotated, 1000.0, 1e5, 0.3));
+  std::vector<contact::ParticleContact> contacts;
+  const int per_side = 10;
+  for (int i = 0; i < per_side; ++i) {
+    for (int j = 0; j < per_side; ++j) {
+      contact::ParticleContact point;
+      point.particle = static_cast<int>(contacts.size());
+      point.body = 0;
+      // Cell centres of a 10 × 10 grid over the +x face; mean z² = (a²/12)(1 − 1/100).
+      point.position = Vector3(0.5 * side, side * ((i + 0.5) / per_side - 0.5), side * ((j + 0.5) / per_side - 0.5));
+      point.frame.col(0) = Vector3::UnitY();
+      point.frame.col(1) = Vector3::UnitZ();
+      point.frame.col(2) = Vector3::UnitX();  // normal
+      contacts.push_back(point);
+      world.particles.Add(point.position, Vector3::Zero(), 1e-3, 1e-6, 0);
+    }
+  }
+  const int count = static_cast<int>(contacts.size());
+  dynamics::RigidDofs rigid_dofs;
+  const double dt = 4e-3, ratio = 1.0;
+  rigid_dofs.Setup(world, dt);
+
+  // Heavy material behind the contacts (M = 4 m): every contact capped at κ m/(n Δt²).
+  const std::vector<double> capped = RigidStepStiffnessCaps(world, rigid_dofs, contacts, {4.0 * mass}, ratio, dt);
+  ASSERT_EQ(static_cast<int>(capped.size()), count);
+  const double expected = ratio * mass / (count * dt * dt);
+  for (const double cap : capped) EXPECT_NEAR(cap, expected, 1e-12 * expected);
+  // Independently: Δt² λ_max(M⁻¹ K) with K = cap Σ gᵀg assembled from the point Jacobians.
+  Eigen::Matrix<double, 6, 6> stiffness = Eigen::Matrix<double, 6, 6>::Zero();
+  for (const contact::ParticleContact& point : contacts) {
+    int first_column = -1;
+    const Eigen::Matrix<double, 6, 1> g =
+        rigid_dofs.PointJacobian(world, 0, point.position, &first_column).transpose() * point.frame.col(2);
+    stiffness += capped[0] * g * g.transpose();
+  }
+  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> eigen(
+      stiffness, rigid_dofs.dynamics_matrix().block(0, 0, 6, 6), Eigen::EigenvaluesOnly);
+  EXPECT_NEAR(dt * dt * eigen.eigenvalues().maxCoeff(), ratio, 1e-12);
+
+  // Light material (M = 0.5 m): no cap.
+  for (const double cap : RigidStepStiffnessCaps(world, rigid_dofs, contacts, {0.5 * mass}, ratio, dt)) {
+    EXPECT_TRUE(std::isinf(cap));
+  }
+  // A static body has no rigid unknowns: no cap either.
+  world.bodies[0].motion = rigid::BodyMotion::kStatic;
+  rigid_dofs.Setup(world, dt);
+  for (const double cap : RigidStepStiffnessCaps(world, rigid_dofs, contacts, {4.0 * mass}, ratio, dt)) {
+    EXPECT_TRUE(std::isinf(cap));
+  }
 }
 
 TEST(QuasiNewtonFormulation, OptionsRejectBadValuesNamingTheKey) {
