@@ -639,7 +639,7 @@ TEST(QuasiNewtonFormulation, RigidStepCapPutsTheExplicitSpringAtTheGivenRatio) {
   const std::vector<double> capped = RigidStepStiffnessCaps(world, rigid_dofs, contacts, {4.0 * mass}, ratio, dt);
   ASSERT_EQ(static_cast<int>(capped.size()), count);
   const double expected = ratio * mass / (count * dt * dt);
-  for (const double cap : capped) EXPECT_NEAR(cap, expected, 1e-12 * expected);
+  for (const double cap : capped) EXPECT_NEAR(cap, expected, 1e-10 * expected);
   // Independently: Δt² λ_max(M⁻¹ K) with K = cap Σ gᵀg assembled from the point Jacobians.
   Eigen::Matrix<double, 6, 6> stiffness = Eigen::Matrix<double, 6, 6>::Zero();
   for (const contact::ParticleContact& point : contacts) {
@@ -650,7 +650,7 @@ TEST(QuasiNewtonFormulation, RigidStepCapPutsTheExplicitSpringAtTheGivenRatio) {
   }
   const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> eigen(
       stiffness, rigid_dofs.dynamics_matrix().block(0, 0, 6, 6), Eigen::EigenvaluesOnly);
-  EXPECT_NEAR(dt * dt * eigen.eigenvalues().maxCoeff(), ratio, 1e-12);
+  EXPECT_NEAR(dt * dt * eigen.eigenvalues().maxCoeff(), ratio, 1e-10);
 
   // Light material (M = 0.5 m): no cap.
   for (const double cap : RigidStepStiffnessCaps(world, rigid_dofs, contacts, {0.5 * mass}, ratio, dt)) {
