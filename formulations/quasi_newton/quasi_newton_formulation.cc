@@ -91,7 +91,7 @@ std::pair<StiffnessRule, double> ContactStiffness(StiffnessRule rule, const Quas
       return {rule, near_rigid(in.particle_mass)};
     case StiffnessRule::kRigidStep:
       if (!in.body_moves_with_coupling) return {StiffnessRule::kLoad, load()};
-      // A body that cannot move along n has no cap: the substep's stiffest spring instead.
+      // No cap (light material behind the contacts, or no inertia to bound): the substep's stiffest spring.
       if (!std::isfinite(in.rigid_step_cap))
         return {StiffnessRule::kNearRigidParticleMass, near_rigid(in.particle_mass)};
       return {rule, in.rigid_step_cap};
