@@ -71,6 +71,7 @@ bench: build
 	OMP_NUM_THREADS=1 $(BUILD_DIR)/tests/bench_explicit_substep
 	OMP_NUM_THREADS=2 $(BUILD_DIR)/tests/bench_explicit_substep
 	OMP_NUM_THREADS=1 $(BUILD_DIR)/tests/bench_sap_step
+	OMP_NUM_THREADS=1 $(BUILD_DIR)/tests/bench_sap_scenes
 
 clean:
 	rm -rf $(BUILD_DIR) $(SANITIZE_BUILD_DIR)

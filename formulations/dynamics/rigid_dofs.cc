@@ -29,6 +29,7 @@ void RigidDofs::Setup(World& world, double dt) {
 
   dynamics_matrix_.setZero(size_, size_);
   free_motion_velocity_.setZero(size_);
+  current_velocity_.setZero(size_);
 
   // Free bodies: explicit gravity, loads and gyroscopic term (§1.3.5).
   for (int b = 0; b < body_count; ++b) {
@@ -37,6 +38,8 @@ void RigidDofs::Setup(World& world, double dt) {
     const int first = first_dof_[b];
     const Matrix3 inertia = body.WorldInertia();
     inverse_world_inertia_[b] = body.WorldInverseInertia();
+    current_velocity_.segment<3>(first) = body.linear_velocity;
+    current_velocity_.segment<3>(first + 3) = body.angular_velocity;
     dynamics_matrix_.block<3, 3>(first, first) = body.mass * Matrix3::Identity();
     dynamics_matrix_.block<3, 3>(first + 3, first + 3) = inertia;
     free_motion_velocity_.segment<3>(first) =
@@ -52,6 +55,7 @@ void RigidDofs::Setup(World& world, double dt) {
     const rigid::MultibodyTree::LinearizedStep linear = tree.LinearizeStep(dt, world.gravity);
     dynamics_matrix_.block(tree_first_dof_, tree_first_dof_, tree_size, tree_size) = linear.matrix;
     free_motion_velocity_.segment(tree_first_dof_, tree_size) = linear.free_velocity;
+    current_velocity_.segment(tree_first_dof_, tree_size) = tree.velocities();
     tree_factorization_.compute(linear.matrix);
   }
 }

@@ -29,6 +29,8 @@ class RigidDofs {
   int size() const { return size_; }
   const Eigen::MatrixXd& dynamics_matrix() const { return dynamics_matrix_; }
   const Eigen::VectorXd& free_motion_velocity() const { return free_motion_velocity_; }
+  // vⁿ of the same unknowns at the start of the step (a Newton warm start).
+  const Eigen::VectorXd& current_velocity() const { return current_velocity_; }
 
   // True when contacts with `body` involve rigid unknowns.
   bool HasDofs(int body) const { return first_dof_[body] >= 0; }
@@ -56,6 +58,7 @@ class RigidDofs {
   std::vector<int> first_dof_;  // per world body, −1 without unknowns
   Eigen::MatrixXd dynamics_matrix_;
   Eigen::VectorXd free_motion_velocity_;
+  Eigen::VectorXd current_velocity_;
   std::vector<Matrix3> inverse_world_inertia_;  // per free body (others unused)
   Eigen::LDLT<Eigen::MatrixXd> tree_factorization_;
 };

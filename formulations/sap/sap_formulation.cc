@@ -10,6 +10,7 @@
 #include "formulations/dynamics/rigid_contact_step.h"
 #include "formulations/dynamics/step_bookkeeping.h"
 #include "formulations/phase_clock.h"
+#include "formulations/sap/material_pieces.h"
 #include "formulations/sap/schur_complement.h"
 #include "formulations/sap/sparse_sap_linear_system.h"
 #include "mpm/bspline.h"
@@ -52,9 +53,15 @@ std::vector<Matrix3> NodeDiagonalBlocks(const SparseMatrix& matrix) {
 //                     the true mobility, stiffness of the material included;
 //   "block_diagonal"  MPM part Σ_i w_ip² (A_MPM)_ii⁻¹ with A's 3 × 3 node blocks (mass and
 //                     stiffness), plus the exact rigid part;
+//   "bounded_block_diagonal"  the MPM part of block_diagonal, raised to 1/M when below it,
+//                     M the mass of the contact's material piece, a bound the exact MPM
+//                     part never goes below (material_pieces.h);
 //   "lumped_mass"     MPM part Σ_i w_ip²/m_i I (ignores stiffness), plus the rigid part.
 // A stiff material makes the lumped estimate far too large (the near-rigid regularization
-// β²w/(4π²) then makes the contact soft and bouncy); the exact one is what SAP assumes.
+// β²w/(4π²) then makes the contact soft and bouncy) and the block-diagonal one far too small
+// (Σ_i w_ip² (A_ii)⁻¹ ignores that neighbouring nodes move together, which can put it
+// below 1/M: contacts much stiffer than SAP's near-rigid limit and many more Newton
+// iterations); the exact one is what SAP assumes.
 void PrepareContacts(DelassusEstimate estimate, const contact::ContactModel& model, const dynamics::RigidDofs& rigid,
                      const dynamics::ImplicitMpm& implicit_mpm, const std::vector<contact::ParticleContact>& contacts,
                      const std::vector<ContactCoupling>& couplings, const SparseMatrix& mpm_matrix,
@@ -74,20 +81,26 @@ void PrepareContacts(DelassusEstimate estimate, const contact::ContactModel& mod
       delassus[c] = (half.transpose() * half).trace() / 3.0;
     }
   } else {
-    const bool with_stiffness = estimate == DelassusEstimate::kBlockDiagonal;
+    const bool with_stiffness = estimate != DelassusEstimate::kLumpedMass;
+    const bool bounded = estimate == DelassusEstimate::kBoundedBlockDiagonal;
     const std::vector<Matrix3> node_blocks = with_stiffness ? NodeDiagonalBlocks(mpm_matrix) : std::vector<Matrix3>{};
+    const std::vector<double> piece_mass =
+        bounded ? MaterialPieceMasses(mpm_matrix, implicit_mpm) : std::vector<double>{};
     const Eigen::VectorXd& node_masses = implicit_mpm.node_masses();
     for (int c = 0; c < contact_count; ++c) {
       const ContactCoupling& coupling = couplings[c];
-      Matrix3 mobility = rigid.PointMobility(coupling.rigid_first_column, coupling.rigid_jacobian);
+      Matrix3 material_mobility = Matrix3::Zero();
+      double lower_bound = 0.0;
       for (int k = 0; k < 27; ++k) {
         const int node = coupling.node[k];
         if (node < 0) continue;
         const double weight_squared = coupling.weight[k] * coupling.weight[k];
-        mobility += with_stiffness ? Matrix3(weight_squared * node_blocks[node].inverse())
-                                   : Matrix3(weight_squared / node_masses[node] * Matrix3::Identity());
+        material_mobility += with_stiffness ? Matrix3(weight_squared * node_blocks[node].inverse())
+                                            : Matrix3(weight_squared / node_masses[node] * Matrix3::Identity());
+        if (bounded) lower_bound = 1.0 / piece_mass[node];  // every stencil node is in the particle's piece
       }
-      delassus[c] = mobility.trace() / 3.0;
+      const Matrix3 rigid_mobility = rigid.PointMobility(coupling.rigid_first_column, coupling.rigid_jacobian);
+      delassus[c] = rigid_mobility.trace() / 3.0 + std::max(material_mobility.trace() / 3.0, lower_bound);
     }
   }
   for (int c = 0; c < contact_count; ++c) {
@@ -109,10 +122,19 @@ const ChoiceTable<LinearSolver>& LinearSolverNames() {
 }
 
 const ChoiceTable<DelassusEstimate>& DelassusEstimateNames() {
-  static const ChoiceTable<DelassusEstimate> names = {{"auto", DelassusEstimate::kAuto},
-                                                      {"exact", DelassusEstimate::kExact},
-                                                      {"block_diagonal", DelassusEstimate::kBlockDiagonal},
-                                                      {"lumped_mass", DelassusEstimate::kLumpedMass}};
+  static const ChoiceTable<DelassusEstimate> names = {
+      {"auto", DelassusEstimate::kAuto},
+      {"exact", DelassusEstimate::kExact},
+      {"block_diagonal", DelassusEstimate::kBlockDiagonal},
+      {"bounded_block_diagonal", DelassusEstimate::kBoundedBlockDiagonal},
+      {"lumped_mass", DelassusEstimate::kLumpedMass}};
+  return names;
+}
+
+const ChoiceTable<WarmStart>& WarmStartNames() {
+  static const ChoiceTable<WarmStart> names = {{"free_motion", WarmStart::kFreeMotion},
+                                               {"current_velocity", WarmStart::kCurrentVelocity},
+                                               {"lower_cost", WarmStart::kLowerCost}};
   return names;
 }
 
@@ -137,9 +159,15 @@ std::vector<ParameterSpec> SapOptions::Specs() {
       {"sap.max_dense_unknowns", std::int64_t{defaults.max_dense_unknowns}, "1",
        "auto uses the Schur path while the reduced problem has at most this many unknowns.", Positive()},
       {"sap.delassus_estimate", ChoiceName(defaults.delassus_estimate, DelassusEstimateNames()), "",
-       "Contact mobility w for SAP's regularization: exact (Schur path), block_diagonal, lumped_mass; auto picks exact "
-       "when it can.",
+       "Contact mobility w for SAP's regularization: exact (Schur path), block_diagonal, bounded_block_diagonal "
+       "(block_diagonal raised to 1/M of the material piece, a bound exact never goes below), lumped_mass; auto: "
+       "exact on the schur path, bounded_block_diagonal on the full path.",
        OneOf(ChoiceNames(DelassusEstimateNames()))},
+      {"sap.warm_start", ChoiceName(defaults.warm_start, WarmStartNames()), "",
+       "Start of SAP's Newton: free_motion (v*), current_velocity (v^n: the rigid velocities and the P2G grid "
+       "velocities at the start of the step) or lower_cost (whichever of the two has the lower cost). Same problem "
+       "and minimizer, different iteration counts.",
+       OneOf(ChoiceNames(WarmStartNames()))},
       AutoParameter(
           "sap.contact_margin", 0.0, "1",
           "Distance, as a fraction of h, within which particles outside a rigid surface become gap contacts "
@@ -162,6 +190,7 @@ SapOptions SapOptions::FromParameters(const ParameterSet& parameters) {
   options.linear_solver = GetChoice(parameters, "sap.linear_solver", LinearSolverNames());
   options.max_dense_unknowns = static_cast<int>(parameters.GetInt("sap.max_dense_unknowns"));
   options.delassus_estimate = GetChoice(parameters, "sap.delassus_estimate", DelassusEstimateNames());
+  options.warm_start = GetChoice(parameters, "sap.warm_start", WarmStartNames());
   options.contact_margin = parameters.GetOptionalDouble("sap.contact_margin").value_or(-1.0);
   options.contact = contact::ContactModelParameters::FromParameters(parameters);
   if (options.delassus_estimate == DelassusEstimate::kExact && options.linear_solver == LinearSolver::kFull) {
@@ -217,6 +246,11 @@ StepReport SapFormulation::AdvanceState(World& world, double dt) {
   if (grid_.spacing() != world.grid_spacing) grid_ = mpm::SparseGrid(world.grid_spacing);
   StepWork work;
   work.dt = dt;
+  const auto sparse_factorizations = [&] {
+    return free_motion_cholesky_.numeric_factorizations() + schur_cholesky_.numeric_factorizations() +
+           contact_cholesky_.numeric_factorizations();
+  };
+  const int sparse_factorizations_before = sparse_factorizations();
   SetUpFreeMotion(world, work, report.timings);
   DetectContacts(world, work, report.timings);
   CoupleContacts(world, work, report.timings);
@@ -229,6 +263,7 @@ StepReport SapFormulation::AdvanceState(World& world, double dt) {
     dynamics::RecordWallImpulses(implicit_mpm_.FinishGridBoundary(work.mpm_velocity, world.bodies), dt, report);
   }
   TransferToParticles(world, work, report.timings);
+  statistics_.sparse_factorizations = sparse_factorizations() - sparse_factorizations_before;
 
   // Report: the particle constraints of this step's problem, the rigid ones, and the deepest
   // particle penetration left at the end of the step.
@@ -387,7 +422,25 @@ void SapFormulation::AssembleProblem(StepWork& work, Timings& timings) {
   timings.assembly += SecondsSince(start);
 }
 
-// 5d. SAP's Newton method with the exact line search from v* (§1.3.3): on the dense reduced
+// Where SAP's Newton starts (SapOptions::warm_start): v*, vⁿ or the one of lower cost.
+Eigen::VectorXd SapFormulation::InitialVelocity(const SapProblem& problem, const SapLinearSystem& system,
+                                                const Eigen::VectorXd& current_velocity) const {
+  switch (options_.warm_start) {
+    case WarmStart::kFreeMotion:
+      return problem.free_motion_velocity;
+    case WarmStart::kCurrentVelocity:
+      return current_velocity;
+    case WarmStart::kLowerCost:
+      break;
+  }
+  return solvers::SapCost(problem, system, current_velocity) <
+                 solvers::SapCost(problem, system, problem.free_motion_velocity)
+             ? current_velocity
+             : problem.free_motion_velocity;
+}
+
+// 5d. SAP's Newton method with the exact line search (§1.3.3) from the start that
+// SapOptions::warm_start picks: on the dense reduced
 // problem (Schur path), on the full sparse one, or, when only rigid bodies touch, on the
 // rigid unknowns alone (the MPM velocities keep their free motion).
 void SapFormulation::SolveContactProblem(const World& world, StepWork& work, StepReport& report) {
@@ -419,9 +472,14 @@ void SapFormulation::SolveContactProblem(const World& world, StepWork& work, Ste
     PrepareContacts(delassus, *contact_model_, rigid_dofs_, implicit_mpm_, work.contacts, work.couplings,
                     work.mpm_matrix, &reduced_matrix, dt, problem);
     DenseSapLinearSystem system(std::move(reduced_matrix));
+    Eigen::VectorXd current_velocity(work.reduced_size);
+    current_velocity << rigid_dofs_.current_velocity(), work.schur.Restrict(implicit_mpm_.start_velocity());
+    const Eigen::VectorXd initial_velocity = InitialVelocity(problem, system, current_velocity);
     report.timings.assembly += SecondsSince(start);
     start = Clock::now();
-    statistics_.solver = SolveSap(problem, system, problem.free_motion_velocity, options_.solver);
+    statistics_.solver = SolveSap(problem, system, initial_velocity, options_.solver);
+    // S once (SchurComplement::Compute), then H at every Newton iteration.
+    statistics_.dense_factorizations = 1 + statistics_.solver.summary.iterations;
     work.mpm_velocity =
         work.schur.Recover(work.mpm_free_velocity, statistics_.solver.velocity.tail(work.reduced_size - rigid_size));
     report.timings.solve += SecondsSince(start);
@@ -431,13 +489,17 @@ void SapFormulation::SolveContactProblem(const World& world, StepWork& work, Ste
     // "exact" needs the dense reduced matrix; when "auto" chose this path it falls back.
     const bool needs_fallback =
         options_.delassus_estimate == DelassusEstimate::kAuto || options_.delassus_estimate == DelassusEstimate::kExact;
-    const DelassusEstimate delassus = needs_fallback ? DelassusEstimate::kBlockDiagonal : options_.delassus_estimate;
+    const DelassusEstimate delassus =
+        needs_fallback ? DelassusEstimate::kBoundedBlockDiagonal : options_.delassus_estimate;
     used_linear_solver_.Observe(static_cast<int>(LinearSolver::kFull));
     used_delassus_.Observe(static_cast<int>(delassus));
     PrepareContacts(delassus, *contact_model_, rigid_dofs_, implicit_mpm_, work.contacts, work.couplings,
                     work.mpm_matrix, nullptr, dt, problem);
     SparseSapLinearSystem system(rigid_dofs_.dynamics_matrix(), work.mpm_matrix, contact_cholesky_);
-    statistics_.solver = SolveSap(problem, system, problem.free_motion_velocity, options_.solver);
+    Eigen::VectorXd current_velocity(problem.free_motion_velocity.size());
+    current_velocity << rigid_dofs_.current_velocity(), implicit_mpm_.start_velocity();
+    const Eigen::VectorXd initial_velocity = InitialVelocity(problem, system, current_velocity);
+    statistics_.solver = SolveSap(problem, system, initial_velocity, options_.solver);
     work.mpm_velocity = statistics_.solver.velocity.tail(work.mpm_free_velocity.size());
     report.timings.solve += SecondsSince(start);
   }

@@ -30,9 +30,11 @@ namespace contactlab::sap {
 // sap.linear_solver and sap.delassus_estimate (SapOptions explains each), with the names
 // their keys take.
 enum class LinearSolver { kAuto, kSchur, kFull };
-enum class DelassusEstimate { kAuto, kExact, kBlockDiagonal, kLumpedMass };
+enum class DelassusEstimate { kAuto, kExact, kBlockDiagonal, kBoundedBlockDiagonal, kLumpedMass };
+enum class WarmStart { kFreeMotion, kCurrentVelocity, kLowerCost };
 const ChoiceTable<LinearSolver>& LinearSolverNames();
 const ChoiceTable<DelassusEstimate>& DelassusEstimateNames();
+const ChoiceTable<WarmStart>& WarmStartNames();
 
 struct SapOptions {
   // Newton solver of the contact problem (relative tolerance ε_r = 1e-6 as in seed 000).
@@ -50,10 +52,19 @@ struct SapOptions {
   // Contact mobility w (Delassus scale) that sets SAP's near-rigid and friction
   // regularization (spec §1.3.2): "exact" = J A⁻¹ Jᵀ on the reduced problem (Schur path
   // only), "block_diagonal" = node blocks of A_MPM (mass and stiffness), "lumped_mass" =
-  // node masses only (the spec's cheap estimate, much too soft for stiff materials);
-  // "auto" = exact on the Schur path, block_diagonal on the full path (where "exact" also
-  // falls back to block_diagonal when linear_solver = auto picked the full path).
+  // node masses only (the spec's cheap estimate, much too soft for stiff materials),
+  // "bounded_block_diagonal" = block_diagonal raised to the lower bound 1/M that the exact
+  // value never goes below (M the mass of the material piece under the contact);
+  // "auto" = exact on the Schur path, bounded_block_diagonal on the full path (where "exact"
+  // also falls back to it when linear_solver = auto picked the full path).
   DelassusEstimate delassus_estimate = DelassusEstimate::kAuto;
+  // Where SAP's Newton starts: "free_motion" at v* (spec Z8's choice), "current_velocity" at
+  // vⁿ (the rigid velocities and the P2G grid velocities at the start of the step, Drake's
+  // guess), "lower_cost" at whichever of the two has the lower cost ℓ (two cost
+  // evaluations). The problem and its minimizer are the same; only the iterations differ:
+  // v* wins in free flight and light contact (the ball on slope), vⁿ in resting and
+  // squeezing contact, where v* is far from the answer (README, sap speed).
+  WarmStart warm_start = WarmStart::kLowerCost;
   // Particles outside a rigid geometry but closer to it than the margin also become
   // contacts, with a negative penetration (a gap): such a constraint only acts if the
   // particle would cross the surface within the step. Seed 000 registers particles inside
@@ -85,6 +96,10 @@ struct SapStepStatistics {
   bool used_schur = false;
   solvers::SolverSummary free_motion;  // the implicit MPM Newton (or the Schur-path solve)
   solvers::SapSolverResults solver;
+  // Numeric factorizations in the step: sparse (CHOLMOD: free motion, A_NN of the Schur
+  // complement, H on the full path) and dense (S, and H on the Schur path, one per Newton).
+  int sparse_factorizations = 0;
+  int dense_factorizations = 0;
   double factorization_seconds = 0.0;  // factorizations and solves: free motion, Schur, Newton
   double line_search_seconds = 0.0;    // inside the SAP solve
 };
@@ -113,6 +128,8 @@ class SapFormulation final : public Formulation {
   void TransferToParticles(World& world, StepWork& work, Timings& timings);
   // The gap-contact margin of a step [m] (SapOptions::contact_margin).
   double ContactMargin(const World& world, double dt);
+  Eigen::VectorXd InitialVelocity(const solvers::SapProblem& problem, const solvers::SapLinearSystem& system,
+                                  const Eigen::VectorXd& current_velocity) const;
 
   SapOptions options_;
   std::unique_ptr<contact::ContactModel> contact_model_;
@@ -133,9 +150,9 @@ class SapFormulation final : public Formulation {
       "auto: schur while rigid + 3 x participating nodes <= sap.max_dense_unknowns, else full; per step with "
       "particle contacts"};
   UsedChoiceTracker used_delassus_{"sap.delassus_estimate", ChoiceNames(DelassusEstimateNames()), "steps",
-                                   "auto: exact on the schur path, block_diagonal on the full path (which has no "
-                                   "dense reduced matrix, so exact falls back to it too); per step with particle "
-                                   "contacts"};
+                                   "auto: exact on the schur path, bounded_block_diagonal on the full path (which "
+                                   "has no dense reduced matrix, so exact falls back to it too); per step with "
+                                   "particle contacts"};
 };
 
 FormulationInfo SapInfo();

@@ -1,0 +1,97 @@
+// Wall time of `sap` steps on the many-contact scenes of seed 000 Table I and issue 18:
+// close_lift_shake, squeezed_cube at h = 1 cm and dough_rolling with the table as a contact
+// body and as a separating grid wall, each from its scene file (data/scenes) at Δt = 10 ms
+// and ε_r = 1e-6. Each case steps one world from t = 0 for a fixed number of steps (the
+// panels closing on the stack, the squeeze building up, the pin descending onto the dough),
+// so its counters describe those steps; they are not the average of a whole run.
+// Counters per step: ms, Newton iterations, sparse (CHOLMOD) and dense factorizations,
+// particle contacts and the unknowns of the problem solved; `warm_start` names
+// sap.warm_start. Run with OMP_NUM_THREADS=1 to compare with seed 000 Table I (one thread).
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "experiments/run_driver.h"
+#include "experiments/scenario.h"
+#include "formulations/sap/sap_formulation.h"
+
+#ifndef CONTACTLAB_SOURCE_DIR
+#error "CONTACTLAB_SOURCE_DIR must name the source tree (tests/CMakeLists.txt)"
+#endif
+
+namespace {
+
+using namespace contactlab;
+
+struct SceneCase {
+  const char* scenario;
+  const char* scene_file;  // under data/scenes
+  std::vector<std::string> overrides;
+  int steps;
+};
+
+const std::vector<SceneCase>& Cases() {
+  static const std::vector<SceneCase> cases = {
+      {"close_lift_shake", "close_lift_shake.toml", {}, 8},
+      {"squeezed_cube", "squeezed_cube.toml", {"dt=0.01", "averaging_window=0.02", "duration=0.04"}, 3},
+      {"dough_rolling", "dough_rolling.toml", {"table_model=contact_body"}, 3},
+      {"dough_rolling", "dough_rolling.toml", {"table_model=separating"}, 3},
+  };
+  return cases;
+}
+
+void BM_SapScene(benchmark::State& state) {
+  const SceneCase& scene = Cases()[state.range(0)];
+  experiments::RunRequest request;
+  request.scenario = scene.scenario;
+  request.formulation = "sap";
+  request.config_file = std::string(CONTACTLAB_SOURCE_DIR) + "/data/scenes/" + scene.scene_file;
+  request.overrides = scene.overrides;
+  request.overrides.push_back(state.range(1) != 0 ? "sap.warm_start=current_velocity" : "sap.warm_start=free_motion");
+  const experiments::ResolvedRun run = experiments::ResolveRun(request);
+  const double dt = run.parameters.GetDouble("dt");
+
+  double seconds = 0, newton = 0, sparse = 0, dense = 0, contacts = 0, unknowns = 0, steps = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    World world;
+    experiments::FindScenario(run.scenario).factory()->Build(run.parameters, world);
+    sap::SapFormulation formulation(sap::SapOptions::FromParameters(run.parameters));
+    state.ResumeTiming();
+    for (int step = 0; step < scene.steps; ++step) {
+      const auto start = std::chrono::steady_clock::now();
+      const StepReport report = formulation.Step(world, dt);
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const sap::SapStepStatistics& statistics = formulation.last_step();
+      newton += report.outer_iterations;
+      sparse += statistics.sparse_factorizations;
+      dense += statistics.dense_factorizations;
+      contacts += report.contacts;
+      unknowns += statistics.problem_unknowns;
+      steps += 1;
+    }
+  }
+  state.SetLabel(std::string(scene.scenario) + (scene.overrides.empty() ? "" : " " + scene.overrides.front()));
+  state.counters["ms_per_step"] = benchmark::Counter(1e3 * seconds / steps);
+  state.counters["newton_per_step"] = benchmark::Counter(newton / steps);
+  state.counters["sparse_factorizations_per_step"] = benchmark::Counter(sparse / steps);
+  state.counters["dense_factorizations_per_step"] = benchmark::Counter(dense / steps);
+  state.counters["contacts_per_step"] = benchmark::Counter(contacts / steps);
+  state.counters["unknowns"] = benchmark::Counter(unknowns / steps);
+  state.counters["warm_start"] = static_cast<double>(state.range(1));
+  state.counters["threads"] = omp_get_max_threads();
+}
+
+// Arguments: scene case, sap.warm_start (0 free_motion, 1 current_velocity).
+BENCHMARK(BM_SapScene)
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
