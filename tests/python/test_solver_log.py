@@ -104,7 +104,7 @@ def test_auto_choices_record_what_they_chose(contactlab_bin, tmp_path):
     assert run.summary["sap.linear_solver.used"] in ("schur (3 steps)", "full (3 steps)")
     used = run.summary["sap.delassus_estimate.used"]
     assert used == ("exact (3 steps)" if "schur" in run.summary["sap.linear_solver.used"] else
-                    "block_diagonal (3 steps)")
+                    "bounded_block_diagonal (3 steps)")
     assert run.params["sap.linear_solver.rule"].startswith("auto:")
     # quasi_newton's auto stiffness rule: near_rigid_particle_mass against the free 2 kg block
     # (no rigid_step cap: the 0.5 kg slab under it cannot push it harder than its own inertia
