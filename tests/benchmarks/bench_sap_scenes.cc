@@ -1,9 +1,10 @@
 // Wall time of `sap` steps on the many-contact scenes of seed 000 Table I and issue 18:
 // close_lift_shake, squeezed_cube at h = 1 cm and dough_rolling with the table as a contact
 // body and as a separating grid wall, each from its scene file (data/scenes) at Δt = 10 ms
-// and ε_r = 1e-6. Each case steps one world from t = 0 for a fixed number of steps (the
-// panels closing on the stack, the squeeze building up, the pin descending onto the dough),
-// so its counters describe those steps; they are not the average of a whole run.
+// and ε_r = 1e-6. Each case times a fixed number of steps of one world: from t = 0 for the
+// panels closing on the stack and the squeeze building up, after 0.7 s (untimed) for the pin
+// pressing into the dough. The counters describe those steps; they are not the average of a
+// whole run.
 // Counters per step: ms, Newton iterations, sparse (CHOLMOD) and dense factorizations,
 // particle contacts and the unknowns of the problem solved; `warm_start` is 1 for
 // sap.warm_start = lower_cost (the default) and 0 for free_motion (seed 000's v*). Run with
@@ -31,15 +32,17 @@ struct SceneCase {
   const char* scenario;
   const char* scene_file;  // under data/scenes
   std::vector<std::string> overrides;
-  int steps;
+  int lead_in_steps;  // untimed steps first (the same formulation), to reach contact
+  int steps;          // timed steps
 };
 
 const std::vector<SceneCase>& Cases() {
   static const std::vector<SceneCase> cases = {
-      {"close_lift_shake", "close_lift_shake.toml", {}, 8},
-      {"squeezed_cube", "squeezed_cube.toml", {"dt=0.01", "averaging_window=0.02", "duration=0.04"}, 3},
-      {"dough_rolling", "dough_rolling.toml", {"table_model=contact_body"}, 3},
-      {"dough_rolling", "dough_rolling.toml", {"table_model=separating"}, 3},
+      {"close_lift_shake", "close_lift_shake.toml", {}, 0, 8},
+      {"squeezed_cube", "squeezed_cube.toml", {"dt=0.01", "averaging_window=0.02", "duration=0.04"}, 0, 3},
+      // The pin touches the dough at about 0.3 s and presses 2 cm into it by 1 s.
+      {"dough_rolling", "dough_rolling.toml", {"table_model=contact_body"}, 70, 3},
+      {"dough_rolling", "dough_rolling.toml", {"table_model=separating"}, 70, 3},
   };
   return cases;
 }
@@ -61,6 +64,7 @@ void BM_SapScene(benchmark::State& state) {
     World world;
     experiments::FindScenario(run.scenario).factory()->Build(run.parameters, world);
     sap::SapFormulation formulation(sap::SapOptions::FromParameters(run.parameters));
+    for (int step = 0; step < scene.lead_in_steps; ++step) formulation.Step(world, dt);
     state.ResumeTiming();
     for (int step = 0; step < scene.steps; ++step) {
       const auto start = std::chrono::steady_clock::now();
