@@ -91,11 +91,7 @@ void BM_SapScene(benchmark::State& state) {
 }
 
 // Arguments: scene case, sap.warm_start (0 free_motion, 1 lower_cost).
-BENCHMARK(BM_SapScene)
-    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
-    ->Iterations(1)
-    ->Unit(benchmark::kSecond)
-    ->UseRealTime();
+BENCHMARK(BM_SapScene)->ArgsProduct({{0, 1, 2, 3}, {0, 1}})->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
 }  // namespace
 

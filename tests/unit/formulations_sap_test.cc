@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <cstdio>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -32,6 +33,29 @@ World BlockOnGround(double mu) {
   world.bodies.push_back(
       rigid::MakeStaticBody("ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, mu}}, rigid::Pose{}));
   return world;
+}
+
+// CubeHitsBox under gravity above a static ground: the elastic cube strikes the free box
+// and both come to rest on the ground.
+World CubeStrikesBoxOnGround() {
+  World world = CubeHitsBox();
+  world.gravity = Vector3(0.0, 0.0, -9.81);
+  world.bodies.push_back(rigid::MakeStaticBody("ground",
+                                               {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.3}},
+                                               rigid::Pose{Vector3(0.0, 0.0, -0.055), rigid::Quaternion::Identity()}));
+  return world;
+}
+
+// The largest particle velocity difference between two runs of the same world, and the
+// largest particle speed of the first [m/s].
+std::pair<double, double> LargestParticleVelocityDifference(const World& first, const World& second) {
+  double largest = 0.0;
+  double speed = 0.0;
+  for (std::size_t p = 0; p < first.particles.size(); ++p) {
+    largest = std::max(largest, (first.particles.velocity[p] - second.particles.velocity[p]).norm());
+    speed = std::max(speed, first.particles.velocity[p].norm());
+  }
+  return {largest, speed};
 }
 
 TEST(Sap, FreeFallWithoutContactGainsExactlyGravityTimesDt) {
@@ -136,11 +160,7 @@ TEST(Sap, SchurAndFullPathsGiveTheSameStep) {
   // same convex problem (same contact regularization) and must agree to the solver tolerance.
   std::vector<World> results;
   for (const char* path : {"schur", "full"}) {
-    World world = CubeHitsBox();
-    world.gravity = Vector3(0.0, 0.0, -9.81);
-    world.bodies.push_back(
-        rigid::MakeStaticBody("ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.3}},
-                              rigid::Pose{Vector3(0.0, 0.0, -0.055), rigid::Quaternion::Identity()}));
+    World world = CubeStrikesBoxOnGround();
     sap::SapOptions options = TightOptions();
     options.linear_solver = ParseChoice("sap.linear_solver", path, sap::LinearSolverNames());
     options.delassus_estimate = sap::DelassusEstimate::kBlockDiagonal;  // available on both paths
@@ -152,12 +172,7 @@ TEST(Sap, SchurAndFullPathsGiveTheSameStep) {
     }
     results.push_back(std::move(world));
   }
-  double largest = 0.0;
-  double speed = 0.0;
-  for (std::size_t p = 0; p < results[0].particles.size(); ++p) {
-    largest = std::max(largest, (results[0].particles.velocity[p] - results[1].particles.velocity[p]).norm());
-    speed = std::max(speed, results[0].particles.velocity[p].norm());
-  }
+  const auto [largest, speed] = LargestParticleVelocityDifference(results[0], results[1]);
   std::printf("largest particle velocity difference %.3e m/s (speed %.3f m/s)\n", largest, speed);
   EXPECT_LT(largest, 1e-7 * speed);
   EXPECT_LT((results[0].bodies[0].linear_velocity - results[1].bodies[0].linear_velocity).norm(), 1e-7 * speed);
@@ -173,11 +188,7 @@ TEST(Sap, WarmStartAtTheCurrentVelocityReachesTheSameStep) {
     std::vector<World> results;
     std::vector<int> iterations;
     for (const sap::WarmStart start : {sap::WarmStart::kFreeMotion, sap::WarmStart::kCurrentVelocity}) {
-      World world = CubeHitsBox();
-      world.gravity = Vector3(0.0, 0.0, -9.81);
-      world.bodies.push_back(
-          rigid::MakeStaticBody("ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.3}},
-                                rigid::Pose{Vector3(0.0, 0.0, -0.055), rigid::Quaternion::Identity()}));
+      World world = CubeStrikesBoxOnGround();
       sap::SapOptions options = TightOptions();
       options.linear_solver = ParseChoice("sap.linear_solver", path, sap::LinearSolverNames());
       options.delassus_estimate = sap::DelassusEstimate::kBlockDiagonal;
@@ -188,12 +199,7 @@ TEST(Sap, WarmStartAtTheCurrentVelocityReachesTheSameStep) {
       iterations.push_back(total);
       results.push_back(std::move(world));
     }
-    double largest = 0.0;
-    double speed = 0.0;
-    for (std::size_t p = 0; p < results[0].particles.size(); ++p) {
-      largest = std::max(largest, (results[0].particles.velocity[p] - results[1].particles.velocity[p]).norm());
-      speed = std::max(speed, results[0].particles.velocity[p].norm());
-    }
+    const auto [largest, speed] = LargestParticleVelocityDifference(results[0], results[1]);
     std::printf(
         "%s path: Newton iterations over 8 steps %d from v*, %d from v^n; largest particle velocity "
         "difference %.3e m/s (speed %.3f m/s)\n",
