@@ -440,9 +440,9 @@ Eigen::VectorXd SapFormulation::InitialVelocity(const SapProblem& problem, const
 }
 
 // 5d. SAP's Newton method with the exact line search (§1.3.3) from the start that
-// SapOptions::warm_start picks: on the dense reduced
-// problem (Schur path), on the full sparse one, or, when only rigid bodies touch, on the
-// rigid unknowns alone (the MPM velocities keep their free motion).
+// SapOptions::warm_start picks: on the dense reduced problem (Schur path), on the full
+// sparse one, or, when only rigid bodies touch, on the rigid unknowns alone (the MPM
+// velocities keep their free motion).
 void SapFormulation::SolveContactProblem(const World& world, StepWork& work, StepReport& report) {
   const double dt = work.dt;
   const int rigid_size = rigid_dofs_.size();
