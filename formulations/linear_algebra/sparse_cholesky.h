@@ -37,7 +37,8 @@ class SparseCholesky {
   int symbolic_analyses() const { return symbolic_analyses_; }
   int numeric_factorizations() const { return numeric_factorizations_; }
   // Of the last symbolic analysis: nonzeros of L and floating-point operations of one
-  // numeric factorization (CHOLMOD's estimates), and the ordering it chose.
+  // numeric factorization (CHOLMOD's estimates), and the ordering it chose (CHOLMOD_AMD, or
+  // CHOLMOD_METIS where nested dissection needs fewer flops on a large problem).
   double factor_nonzeros() const { return factor_nonzeros_; }
   double factorization_flops() const { return factorization_flops_; }
   int ordering() const { return ordering_; }
