@@ -21,6 +21,9 @@ namespace {
 
 // The smallest automatic contact margin, as a fraction of h (SapOptions::contact_margin).
 constexpr double kMinimumContactMargin = 0.05;
+// sap.factorization_reuse_ratio = auto on the full path: reuse H's factorization after an
+// iteration that halved the residual (SapOptions::factorization_reuse_ratio).
+constexpr double kFullPathReuseRatio = 0.5;
 
 // One particle–geometry contact with everything the problem needs: the grid nodes under the
 // particle with their weights, the rigid Jacobian and the bias velocity.
@@ -147,6 +150,14 @@ std::vector<ParameterSpec> SapOptions::Specs() {
        "SAP absolute tolerance eps_a for problems with zero momentum scale (Drake default).", NonNegative()},
       {"sap.max_iterations", std::int64_t{defaults.solver.max_iterations}, "1",
        "Newton iterations allowed per step before the step is reported unconverged.", Positive()},
+      AutoParameter(
+          "sap.factorization_reuse_ratio", 0.0, "1",
+          "Chord steps in SAP's Newton: after an iteration that cut the scaled residual to at most this fraction of "
+          "the previous one, the next direction reuses the last factorization of H (a fresh one follows any reused "
+          "step that does not). Same minimizer and stopping rules; 0 factors H at every iteration, as SAP does. "
+          "auto: 0.5 on the full path, where the sparse factorization is nearly all of a Newton iteration, 0 on the "
+          "schur path, where the dense one is cheap.",
+          InHalfOpenRange(0.0, 1.0)),
       {"sap.free_motion_tolerance", defaults.free_motion.relative_tolerance, "1",
        "Relative tolerance of the implicit MPM free motion (seed 000: 1e-6).", Positive()},
       {"sap.max_free_motion_iterations", std::int64_t{defaults.free_motion.max_newton_iterations}, "1",
@@ -185,6 +196,7 @@ SapOptions SapOptions::FromParameters(const ParameterSet& parameters) {
   options.solver.relative_tolerance = parameters.GetDouble("sap.relative_tolerance");
   options.solver.absolute_tolerance = parameters.GetDouble("sap.absolute_tolerance");
   options.solver.max_iterations = static_cast<int>(parameters.GetInt("sap.max_iterations"));
+  options.factorization_reuse_ratio = parameters.GetOptionalDouble("sap.factorization_reuse_ratio").value_or(-1.0);
   options.free_motion.relative_tolerance = parameters.GetDouble("sap.free_motion_tolerance");
   options.free_motion.max_newton_iterations = static_cast<int>(parameters.GetInt("sap.max_free_motion_iterations"));
   options.linear_solver = GetChoice(parameters, "sap.linear_solver", LinearSolverNames());
@@ -215,11 +227,23 @@ double SapFormulation::ContactMargin(const World& world, double dt) {
   return margin;
 }
 
+solvers::SapSolverOptions SapFormulation::SolverOptions(LinearSolver path) {
+  solvers::SapSolverOptions solver = options_.solver;
+  if (options_.factorization_reuse_ratio >= 0.0) {
+    solver.factorization_reuse_ratio = options_.factorization_reuse_ratio;
+  } else {
+    solver.factorization_reuse_ratio = path == LinearSolver::kFull ? kFullPathReuseRatio : 0.0;
+    used_reuse_ratio_.Observe(solver.factorization_reuse_ratio);
+  }
+  return solver;
+}
+
 std::vector<UsedParameter> SapFormulation::UsedParameters() const {
   std::vector<UsedParameter> used;
   if (used_margin_.observed()) used.push_back(used_margin_.used());
   if (used_linear_solver_.observed()) used.push_back(used_linear_solver_.used());
   if (used_delassus_.observed()) used.push_back(used_delassus_.used());
+  if (used_reuse_ratio_.observed()) used.push_back(used_reuse_ratio_.used());
   return used;
 }
 
@@ -477,9 +501,9 @@ void SapFormulation::SolveContactProblem(const World& world, StepWork& work, Ste
     const Eigen::VectorXd initial_velocity = InitialVelocity(problem, system, current_velocity);
     report.timings.assembly += SecondsSince(start);
     start = Clock::now();
-    statistics_.solver = SolveSap(problem, system, initial_velocity, options_.solver);
-    // S once (SchurComplement::Compute), then H at every Newton iteration.
-    statistics_.dense_factorizations = 1 + statistics_.solver.summary.iterations;
+    statistics_.solver = SolveSap(problem, system, initial_velocity, SolverOptions(LinearSolver::kSchur));
+    // S once (SchurComplement::Compute), then H at every Newton iteration that factors it.
+    statistics_.dense_factorizations = 1 + statistics_.solver.factorizations;
     work.mpm_velocity =
         work.schur.Recover(work.mpm_free_velocity, statistics_.solver.velocity.tail(work.reduced_size - rigid_size));
     report.timings.solve += SecondsSince(start);
@@ -499,7 +523,7 @@ void SapFormulation::SolveContactProblem(const World& world, StepWork& work, Ste
     Eigen::VectorXd current_velocity(problem.free_motion_velocity.size());
     current_velocity << rigid_dofs_.current_velocity(), implicit_mpm_.start_velocity();
     const Eigen::VectorXd initial_velocity = InitialVelocity(problem, system, current_velocity);
-    statistics_.solver = SolveSap(problem, system, initial_velocity, options_.solver);
+    statistics_.solver = SolveSap(problem, system, initial_velocity, SolverOptions(LinearSolver::kFull));
     work.mpm_velocity = statistics_.solver.velocity.tail(work.mpm_free_velocity.size());
     report.timings.solve += SecondsSince(start);
   }

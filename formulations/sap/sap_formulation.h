@@ -79,6 +79,14 @@ struct SapOptions {
   // covers the ~g Δt² a resting particle sinks per step with a wide factor. A value ≥ 0 is
   // a fixed margin in units of h.
   double contact_margin = -1.0;
+  // Chord steps in the Newton loop (solvers::SapSolverOptions::factorization_reuse_ratio):
+  // the fraction of the previous residual an iteration must reach for the next direction to
+  // reuse the last factorization of H. < 0 is "auto": 0.5 on the full path, where one sparse
+  // factorization is nearly all of a Newton iteration and chord steps cut a step's time by
+  // about a sixth (README, sap's factorizations), and 0 on the Schur path, where the dense
+  // factorization is cheap and the extra chord iterations cost more than they save. A value
+  // ≥ 0 applies on both paths. Replaces solver.factorization_reuse_ratio.
+  double factorization_reuse_ratio = -1.0;
   contact::ContactModelParameters contact;
 
   static std::vector<ParameterSpec> Specs();
@@ -126,6 +134,9 @@ class SapFormulation final : public Formulation {
   void SolveContactProblem(const World& world, StepWork& work, StepReport& report);
   void AdvanceRigidBodies(World& world, StepWork& work, StepReport& report);
   void TransferToParticles(World& world, StepWork& work, Timings& timings);
+  // The Newton solver's options for the path chosen this step, with the chord-step ratio
+  // resolved (SapOptions::factorization_reuse_ratio).
+  solvers::SapSolverOptions SolverOptions(LinearSolver path);
   // The gap-contact margin of a step [m] (SapOptions::contact_margin).
   double ContactMargin(const World& world, double dt);
   Eigen::VectorXd InitialVelocity(const solvers::SapProblem& problem, const solvers::SapLinearSystem& system,
@@ -149,6 +160,9 @@ class SapFormulation final : public Formulation {
       "sap.linear_solver", ChoiceNames(LinearSolverNames()), "steps",
       "auto: schur while rigid + 3 x participating nodes <= sap.max_dense_unknowns, else full; per step with "
       "particle contacts"};
+  UsedParameterTracker used_reuse_ratio_{"sap.factorization_reuse_ratio",
+                                         "auto: 0.5 on the full path, 0 on the schur path; per step with particle "
+                                         "contacts"};
   UsedChoiceTracker used_delassus_{"sap.delassus_estimate", ChoiceNames(DelassusEstimateNames()), "steps",
                                    "auto: exact on the schur path, bounded_block_diagonal on the full path (which "
                                    "has no dense reduced matrix, so exact falls back to it too); per step with "

@@ -111,7 +111,11 @@ std::string SapSolverOptions::Validate() const {
        {CheckNonNegative("relative_tolerance", relative_tolerance),
         CheckNonNegative("absolute_tolerance", absolute_tolerance), CheckPositive("max_iterations", max_iterations),
         CheckNonNegative("cost_absolute_tolerance", cost_absolute_tolerance),
-        CheckNonNegative("cost_relative_tolerance", cost_relative_tolerance), line_search.Validate()}) {
+        CheckNonNegative("cost_relative_tolerance", cost_relative_tolerance),
+        factorization_reuse_ratio >= 0.0 && factorization_reuse_ratio < 1.0
+            ? std::string()
+            : "factorization_reuse_ratio must lie in [0, 1), got " + std::to_string(factorization_reuse_ratio),
+        line_search.Validate()}) {
     if (!problem.empty()) return problem;
   }
   return "";
@@ -172,6 +176,8 @@ SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system, co
 
   double previous_cost = std::numeric_limits<double>::quiet_NaN();
   double previous_step = 0.0;
+  double previous_residual = std::numeric_limits<double>::infinity();
+  bool previous_step_reused = false;  // the last direction came from an older factorization
   for (int iteration = 0;; ++iteration) {
     // Evaluate ℓ, γ, G and ∇ℓ at v (§1.3.1).
     MultiplyByJacobian(problem, velocity, /*with_bias=*/true, contact_velocities);
@@ -209,9 +215,10 @@ SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system, co
       summary.Stop(Termination::kConverged, Compare("|D grad l|", optimality_residual, "<=", optimality_threshold));
       break;
     }
-    // Cost-stagnation rule after a step with α > 0.5 (§1.3.3): round-off keeps ℓ from
-    // decreasing further, so more Newton steps cannot improve v.
-    if (iteration > 0 && previous_step > 0.5 &&
+    // Cost-stagnation rule after a Newton step with α > 0.5 (§1.3.3): round-off keeps ℓ from
+    // decreasing further, so more Newton steps cannot improve v. A chord step's small change
+    // may come from its stale direction instead, so it does not count.
+    if (iteration > 0 && previous_step > 0.5 && !previous_step_reused &&
         std::abs(cost - previous_cost) <
             options.cost_absolute_tolerance + options.cost_relative_tolerance * 0.5 * (cost + previous_cost)) {
       summary.history.push_back(record);
@@ -230,9 +237,15 @@ SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system, co
       break;
     }
 
-    // Newton direction H Δv = −∇ℓ with H = A + Jᵀ G J.
+    // Newton direction H Δv = −∇ℓ with H = A + Jᵀ G J, or a chord direction with the last
+    // factorization after an iteration that cut the residual enough.
     const Clock::time_point factor_start = Clock::now();
-    const bool factored = system.Factor(problem, contact_hessians);
+    const bool reuse =
+        results.factorizations > 0 && optimality_residual <= options.factorization_reuse_ratio * previous_residual;
+    const bool factored = reuse || system.Factor(problem, contact_hessians);
+    if (!reuse) ++results.factorizations;
+    previous_residual = optimality_residual;
+    previous_step_reused = reuse;
     if (factored) {
       negative_gradient = -gradient;
       system.Solve(negative_gradient, search_direction);

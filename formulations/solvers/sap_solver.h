@@ -97,6 +97,13 @@ struct SapSolverOptions {
   // |ℓᵏ⁺¹ − ℓᵏ| < absolute + relative · ½(ℓᵏ⁺¹ + ℓᵏ), which detects round-off stalls.
   double cost_absolute_tolerance = 1.0e-30;
   double cost_relative_tolerance = 1.0e-15;
+  // Chord steps (modified Newton): after an iteration that cut the scaled residual ‖D∇ℓ‖ to
+  // at most this fraction of the previous iterate's, the next direction is solved with the
+  // last factorization of H instead of a new one. That H is SPD, so the direction still
+  // descends and the exact line search still lowers ℓ; the minimizer and the stopping rules
+  // are unchanged. A reused step that does not cut the residual by this fraction brings a
+  // fresh factorization. 0: factor H at every iteration (Newton, as SAP does).
+  double factorization_reuse_ratio = 0.0;
   solvers::ExactLineSearchOptions line_search;
   // Empty when valid, else a one-line reason naming the field.
   std::string Validate() const;
@@ -106,6 +113,7 @@ struct SapSolverResults {
   Eigen::VectorXd velocity;                 // v
   std::vector<Vector3> impulses;            // γ per constraint, contact frame [N s]
   std::vector<Vector3> contact_velocities;  // v_c per constraint [m/s]
+  int factorizations = 0;                   // of H; fewer than the iterations with chord steps
   // Termination (kConverged: the optimality rule; kCostStagnation; kMaxIterations;
   // kLineSearchFailed; kNumericalFailure: H could not be factored), Newton iterations, cost
   // ℓ(v) [J], ‖D∇ℓ‖ / threshold, the history (one record per iterate, the last one final) and

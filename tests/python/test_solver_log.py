@@ -106,6 +106,11 @@ def test_auto_choices_record_what_they_chose(contactlab_bin, tmp_path):
     assert used == ("exact (3 steps)" if "schur" in run.summary["sap.linear_solver.used"] else
                     "bounded_block_diagonal (3 steps)")
     assert run.params["sap.linear_solver.rule"].startswith("auto:")
+    # Chord steps: 0.5 on the full path, 0 on the Schur path.
+    assert run.params["sap.factorization_reuse_ratio"] == "auto"
+    reuse = run.summary["sap.factorization_reuse_ratio.used"]
+    assert reuse == pytest.approx(0.0 if "schur" in run.summary["sap.linear_solver.used"] else 0.5)
+    assert run.params["sap.factorization_reuse_ratio.rule"].startswith("auto:")
     # quasi_newton's auto stiffness rule: near_rigid_particle_mass against the free 2 kg block
     # (no rigid_step cap: the 0.5 kg slab under it cannot push it harder than its own inertia
     # allows over a step), load against the static ground, counted per contact registration.

@@ -396,6 +396,65 @@ TEST(SapSolver, MatchesCeresOnRandomProblemsWithTheLaggedModel) {
   CompareWithCeres("lagged");
 }
 
+// Chord steps (factorization_reuse_ratio > 0) change the path, not the problem: from v = −3
+// (several iterations) each run stops on the optimality rule at ε_r = 1e-10, with ℓ never
+// increasing beyond round-off, and lands within ‖∇ℓ‖/λ of Newton's answer (ℓ is λ-strongly convex, λ =
+// λ_min(A), so both lie within their own ‖∇ℓ‖/λ of the minimizer). Plain Newton factors once
+// per iteration; over the 20 problems the chord runs must skip some factorizations. Round-off:
+// near the optimum the chord runs take more iterations whose costs agree to the last digits;
+// ℓ, recomputed from scratch as the sum of the quadratic part and 10 contact costs, then
+// varies by a few ulps per term (observed up to 8.7e-16 ℓ), hence the slack of 4e-15 ℓ.
+TEST(SapSolver, ChordStepsReachNewtonsMinimizerWithFewerFactorizations) {
+  int newton_factorizations = 0, chord_factorizations = 0, chord_iterations = 0;
+  for (const std::string model_name : {"sap_cone", "lagged"}) {
+    for (unsigned seed = 40; seed < 50; ++seed) {
+      SCOPED_TRACE(model_name + " seed " + std::to_string(seed));
+      const RandomProblem random = MakeRandomProblem(seed, model_name);
+      DenseSapLinearSystem system(random.dynamics_matrix);
+      const Eigen::VectorXd start = Eigen::VectorXd::Constant(kUnknowns, -3.0);
+      SapSolverOptions newton;
+      newton.relative_tolerance = 1e-10;
+      SapSolverOptions chord = newton;
+      chord.factorization_reuse_ratio = 0.5;
+      const SapSolverResults newton_results = SolveSap(random.problem, system, start, newton);
+      const SapSolverResults chord_results = SolveSap(random.problem, system, start, chord);
+      ASSERT_EQ(newton_results.summary.termination, solvers::Termination::kConverged);
+      ASSERT_EQ(chord_results.summary.termination, solvers::Termination::kConverged)
+          << chord_results.summary.BriefReport("sap");
+      EXPECT_EQ(newton_results.factorizations, newton_results.summary.iterations);
+      EXPECT_LE(chord_results.factorizations, chord_results.summary.iterations);
+      EXPECT_GE(chord_results.factorizations, 1);
+      newton_factorizations += newton_results.factorizations;
+      chord_factorizations += chord_results.factorizations;
+      chord_iterations += chord_results.summary.iterations;
+      const std::vector<solvers::SolverIterationRecord>& history = chord_results.summary.history;
+      for (size_t k = 0; k + 1 < history.size(); ++k) {
+        EXPECT_LE(history[k + 1].cost, history[k].cost + 4e-15 * std::abs(history[k].cost)) << "iteration " << k;
+      }
+      const DenseObjective objective{random};
+      Eigen::VectorXd newton_gradient, chord_gradient;
+      objective.Cost(newton_results.velocity, &newton_gradient);
+      objective.Cost(chord_results.velocity, &chord_gradient);
+      const double bound = (newton_gradient.norm() + chord_gradient.norm()) / random.smallest_eigenvalue;
+      EXPECT_LE((chord_results.velocity - newton_results.velocity).norm(), bound);
+      EXPECT_LT(bound, 1e-8 * random.problem.free_motion_velocity.norm());
+    }
+  }
+  std::cout << "factorizations over 20 problems: Newton " << newton_factorizations << ", chord " << chord_factorizations
+            << " in " << chord_iterations << " iterations\n";
+  EXPECT_LT(chord_factorizations, chord_iterations);
+}
+
+TEST(SapSolver, FactorizationReuseRatioOutsideZeroToOneIsRejected) {
+  const RandomProblem random = MakeRandomProblem(1, "lagged");
+  DenseSapLinearSystem system(random.dynamics_matrix);
+  for (const double ratio : {-0.1, 1.0}) {
+    SapSolverOptions options;
+    options.factorization_reuse_ratio = ratio;
+    EXPECT_THROW(SolveSap(random.problem, system, random.problem.free_motion_velocity, options), std::invalid_argument);
+  }
+}
+
 // Exact line search on a convex ℓ: the cost at the start of every Newton iteration never
 // increases, and the final cost is at most the last recorded one. The start v = 0 is far from
 // v* so that several iterations are taken. The slack is a few ulps of ℓ: the cost at the
