@@ -20,7 +20,12 @@
 #include "mpm/bspline.h"
 #include "mpm/transfers.h"
 
+#include "formulations/quasi_newton/cuda/emulated_device_solver.h"
+#include "formulations/quasi_newton/cuda/emulated_explicit_substep.h"
+#include "formulations/quasi_newton/cuda/explicit_substep_backend.h"
+
 #ifdef CONTACTLAB_WITH_CUDA
+#include "formulations/quasi_newton/cuda/cuda_explicit_substep.h"
 #include "formulations/quasi_newton/cuda/cuda_quasi_newton_solver.h"
 #endif
 
@@ -308,7 +313,9 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
        "joints moved along their trajectories to the start of each substep (degrees of freedom stay at t^n).",
        OneOf(ChoiceNames(KinematicPosesNames()))},
       {"quasi_newton.backend", ChoiceName(defaults.backend, BackendNames()), "",
-       "cpu: OpenMP solver; cuda: the quasi-Newton solve on the GPU (CUDA build and a device required).",
+       "cpu: OpenMP on the host; cuda: MPM substeps and the quasi-Newton solve on the GPU, particles kept on the "
+       "device through each step, contact registration on the host (CUDA build and a device required); emulated: "
+       "the device algorithms replayed serially on the host (tests of the cuda path; slow).",
        OneOf(ChoiceNames(BackendNames()))},
   };
   for (ParameterSpec& spec : contact::ContactModelParameters::Specs()) {
@@ -342,7 +349,7 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   if (const std::string problem = options.solver.Validate(); !problem.empty()) {
     throw InputError("quasi_newton: " + problem);
   }
-  if (options.backend == Backend::kCuda && options.warm_start != WarmStart::kNone) {
+  if (options.backend != Backend::kCpu && options.warm_start != WarmStart::kNone) {
     throw InputError("quasi_newton.warm_start = " + ChoiceName(options.warm_start, WarmStartNames()) +
                      " needs quasi_newton.backend = cpu (the device iteration starts from v*)");
   }
@@ -382,7 +389,8 @@ const ChoiceTable<KinematicPoses>& KinematicPosesNames() {
 }
 
 const ChoiceTable<Backend>& BackendNames() {
-  static const ChoiceTable<Backend> names = {{"cpu", Backend::kCpu}, {"cuda", Backend::kCuda}};
+  static const ChoiceTable<Backend> names = {
+      {"cpu", Backend::kCpu}, {"cuda", Backend::kCuda}, {"emulated", Backend::kEmulated}};
   return names;
 }
 
@@ -448,7 +456,35 @@ QuasiNewtonResults QuasiNewtonFormulation::Solve(const SubstepContactProblem& pr
 #ifdef CONTACTLAB_WITH_CUDA
   if (cuda_solver_ != nullptr) return cuda_solver_->solver.Solve(problem, options_.solver);
 #endif
+  if (options_.backend == Backend::kEmulated && !problem.contacts.empty()) {
+    CheckSubstepProblem(problem);
+    return gpu::EmulateCudaQuasiNewton(problem, options_.solver);
+  }
   return SolveQuasiNewton(problem, options_.solver);
+}
+
+void QuasiNewtonFormulation::UploadToDevice(const World& world, double dt, const dynamics::ExplicitSpeeds& speeds) {
+  if (device_substep_ == nullptr || device_spacing_ != world.grid_spacing) {
+    device_spacing_ = world.grid_spacing;
+#ifdef CONTACTLAB_WITH_CUDA
+    if (options_.backend == Backend::kCuda) device_substep_ = std::make_unique<CudaExplicitSubstep>(world.grid_spacing);
+#endif
+    if (options_.backend == Backend::kEmulated) {
+      device_substep_ = std::make_unique<gpu::EmulatedExplicitSubstep>(world.grid_spacing);
+    }
+  }
+  // The device's grid box must hold every stencil for the whole step: the particles' and the
+  // bodies' speeds at tⁿ (a body can push particles as fast as it moves) and gravity's
+  // gain over the step, twice over, plus the stencil's reach.
+  const double reach = 2.0 * dt *
+                       (speeds.max_particle_speed + speeds.max_body_surface_speed + world.gravity.norm() * dt) /
+                       world.grid_spacing;
+  const int margin_cells = 2 + static_cast<int>(std::ceil(std::min(reach, 1e6)));
+  try {
+    device_substep_->Upload(world.particles, world.materials, margin_cells);
+  } catch (const std::invalid_argument& error) {
+    throw InputError("quasi_newton.backend = " + ChoiceName(options_.backend, BackendNames()) + ": " + error.what());
+  }
 }
 
 StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
@@ -481,6 +517,13 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
   const bool has_walls = contact::HasGridBoundary(world.bodies);
   std::vector<contact::GridBoundaryNode> wall_nodes;
   std::vector<contact::WallImpulse> wall_impulses(world.bodies.size());
+  // backend = cuda / emulated: the particles stay on the device for the whole step.
+  const bool on_device = options_.backend != Backend::kCpu;
+  if (on_device) {
+    start = Clock::now();
+    UploadToDevice(world, dt, speeds);
+    report.timings.free_motion += SecondsSince(start);
+  }
   for (int k = 0; k < substeps; ++k) {
     // kinematic_poses = substep: prescribed bodies at the substep's start (the rigid step
     // below puts them at tⁿ⁺¹ as always).
@@ -489,15 +532,14 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     }
 
     // 2a. Explicit MLS-MPM free motion (eq. 6): P2G with the stress impulse, then v* = v + δt g.
+    // On the device the host then reads x and v for the contact registration.
     start = Clock::now();
-    mpm::ParticleToGrid(particles, world.materials, substep, grid_);
-    mpm::ComputeGridVelocity(world.gravity, substep, grid_);
-    // Grid-boundary walls (contact/grid_boundary.h) hold the free motion before the contact
-    // solve and the contact-updated velocities after it (2e).
-    if (has_walls) {
-      wall_nodes = contact::FindGridBoundaryNodes(grid_, world.bodies);
-      contact::ApplyGridBoundary(wall_nodes, world.bodies, grid_, wall_impulses);
-      report.grid_boundary_nodes = std::max(report.grid_boundary_nodes, static_cast<int>(wall_nodes.size()));
+    if (on_device) {
+      device_substep_->ParticleToGrid(substep, world.gravity);
+      device_substep_->DownloadMotion(particles);
+    } else {
+      mpm::ParticleToGrid(particles, world.materials, substep, grid_);
+      mpm::ComputeGridVelocity(world.gravity, substep, grid_);
     }
     report.timings.free_motion += SecondsSince(start);
 
@@ -507,6 +549,19 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
         contact::DetectParticleContacts(particles, world.bodies, margin);
     report.timings.detection += SecondsSince(start);
     const int contact_count = static_cast<int>(contacts.size());
+
+    // On the device, the grid comes to the host only when walls or contacts act on it.
+    start = Clock::now();
+    const bool grid_on_host = !on_device || has_walls || contact_count > 0;
+    if (on_device && grid_on_host) device_substep_->DownloadGrid(particles.position, grid_);
+    // Grid-boundary walls (contact/grid_boundary.h) hold the free motion before the contact
+    // solve and the contact-updated velocities after it (2e).
+    if (has_walls) {
+      wall_nodes = contact::FindGridBoundaryNodes(grid_, world.bodies);
+      contact::ApplyGridBoundary(wall_nodes, world.bodies, grid_, wall_impulses);
+      report.grid_boundary_nodes = std::max(report.grid_boundary_nodes, static_cast<int>(wall_nodes.size()));
+    }
+    report.timings.free_motion += SecondsSince(start);
     statistics_.contacts_per_substep.push_back(contact_count);
     contact_sum += contact_count;
 
@@ -522,9 +577,11 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     SubstepContactProblem problem = BuildProblem(
         grid_, particles, world.bodies, contacts, *contact_model_, substep, world.gravity.norm(), options_,
         previous_normal_force_, rigid_step_caps, rule_of_contact, problem_node_of_grid_node, grid_node_of_problem_node);
-    problem.outside_momentum_squared = solvers::FixedChunkSum(grid_.num_nodes(), 0.0, [&](int node) {
-      return problem_node_of_grid_node[node] < 0 ? grid_.mass[node] * grid_.velocity[node].squaredNorm() : 0.0;
-    });
+    if (contact_count > 0) {
+      problem.outside_momentum_squared = solvers::FixedChunkSum(grid_.num_nodes(), 0.0, [&](int node) {
+        return problem_node_of_grid_node[node] < 0 ? grid_.mass[node] * grid_.velocity[node].squaredNorm() : 0.0;
+      });
+    }
     // The warm start (an option beyond the paper): v⁰ = v* + M⁻¹ Σ_p w_ip R_WC γ_p,prev with
     // γ_p,prev the previous substep's force of the same contact times this substep.
     if (options_.warm_start == WarmStart::kPreviousImpulses) {
@@ -623,8 +680,23 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
 
     // 2f. G2P (v_p, C_p, F, x_p), then plasticity and the lagged rotation R0.
     start = Clock::now();
-    mpm::GridToParticle(grid_, substep, particles);
-    mpm::UpdateConstitutiveState(world.materials, particles);
+    if (on_device) {
+      if (grid_on_host) device_substep_->UploadGridVelocity(grid_);
+      device_substep_->GridToParticle(substep);
+    } else {
+      mpm::GridToParticle(grid_, substep, particles);
+      mpm::UpdateConstitutiveState(world.materials, particles);
+    }
+    report.timings.g2p += SecondsSince(start);
+  }
+  if (on_device) {
+    start = Clock::now();
+    try {
+      device_substep_->Download(particles);
+    } catch (const std::runtime_error& error) {
+      throw SimulationDiverged("quasi_newton (backend " + ChoiceName(options_.backend, BackendNames()) +
+                               "): " + error.what() + " at t = " + std::to_string(world.time) + " s");
+    }
     report.timings.g2p += SecondsSince(start);
   }
 

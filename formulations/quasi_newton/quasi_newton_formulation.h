@@ -30,14 +30,15 @@
 
 namespace contactlab::quasi_newton {
 
-class CudaSolverHandle;  // the device solver when built with CUDA (opaque here)
+class CudaSolverHandle;        // the device solver when built with CUDA (opaque here)
+class ExplicitSubstepBackend;  // cuda/explicit_substep_backend.h
 
 // How each contact's stiffness is chosen (QuasiNewtonFormulationOptions::stiffness_rule).
 enum class StiffnessRule { kAuto, kLoad, kNearRigid, kNearRigidParticleMass, kRigidStep, kFixed };
 // What the grid keeps after a contact solve, and where the solve runs
 // (QuasiNewtonFormulationOptions::grid_update, ::backend).
 enum class GridUpdate { kImpulse, kSolverVelocity };
-enum class Backend { kCpu, kCuda };
+enum class Backend { kCpu, kCuda, kEmulated };
 enum class WarmStart { kNone, kPreviousImpulses };
 enum class KinematicPoses { kStep, kSubstep };
 // The names the keys quasi_newton.stiffness_rule, .grid_update and .backend take.
@@ -115,7 +116,11 @@ struct QuasiNewtonFormulationOptions {
   // receive, which then sum to 1.045 m g at steady state (measured at h = 2 cm, Δt = 1 ms)
   // while the cube hangs still; with "impulse" they sum to m g to round-off.
   GridUpdate grid_update = GridUpdate::kImpulse;
-  // "cpu" (OpenMP) or "cuda" (the device solver; needs a CUDA build and a GPU).
+  // "cpu": OpenMP on the host. "cuda": the MPM substeps (P2G, grid update, G2P, the
+  // constitutive update) and the contact solve on the GPU, the particles kept on the device
+  // through each step; contact registration and the problem's assembly on the host (needs a
+  // CUDA build and a GPU). "emulated": the device algorithms replayed serially on the host
+  // (tests of the cuda path without a GPU; slow).
   Backend backend = Backend::kCpu;
   // Where each substep's iteration starts. "none": v*, Algorithm 1 as seed 003 gives it.
   // "previous_impulses" (beyond the paper): v⁰ = v* + M⁻¹ Σ_p w_ip γ_p,prev, the impulses the
@@ -191,6 +196,9 @@ class QuasiNewtonFormulation final : public Formulation {
   double ContactMargin(const World& world, double dt, double substep, const dynamics::ExplicitSpeeds& speeds);
   // Solves one substep's contact problem on the chosen backend.
   QuasiNewtonResults Solve(const SubstepContactProblem& problem);
+  // backend = cuda or emulated: creates the device substep for the world's grid spacing and
+  // uploads the particles for the step, with a grid box wide enough for the step's motion.
+  void UploadToDevice(const World& world, double dt, const dynamics::ExplicitSpeeds& speeds);
 
   QuasiNewtonFormulationOptions options_;
   std::unique_ptr<contact::ContactModel> contact_model_;
@@ -205,6 +213,10 @@ class QuasiNewtonFormulation final : public Formulation {
   // carried in the previous substep, keyed by WarmStartKey.
   std::unordered_map<std::uint64_t, Vector3> previous_contact_force_;
   std::unique_ptr<CudaSolverHandle> cuda_solver_;
+  // backend = cuda or emulated: the explicit MPM half of the substeps (created at the first
+  // step, for the world's grid spacing).
+  std::unique_ptr<ExplicitSubstepBackend> device_substep_;
+  double device_spacing_ = 0.0;
   mpm::SparseGrid grid_;
   dynamics::RigidDofs rigid_dofs_;
   dynamics::RigidContacts rigid_contacts_;

@@ -7,6 +7,7 @@
 #include <Eigen/Eigenvalues>
 #include <Eigen/LU>
 
+#include "mpm/constitutive/von_mises_constants.h"
 #include "mpm/polar_decomposition.h"
 
 namespace contactlab::mpm {
@@ -14,11 +15,6 @@ namespace {
 
 using Matrix6 = Eigen::Matrix<double, 6, 6>;
 using Vector6 = Eigen::Matrix<double, 6, 1>;
-
-// Below this reciprocal condition number of the 6x6 matrix of eq. 26 the solve is treated
-// as ill-conditioned. rcond = 1e-8 still leaves about 8 correct digits of Ṽ in double
-// precision; C is exactly singular when the relative rotation Q = R0ᵀR turns by 90° or 180°.
-constexpr double kMinimumReciprocalCondition = 1e-8;
 
 // Index pairs (row, column) of the upper triangle, in the order of the unknowns
 // s = (Ṽ11, Ṽ12, Ṽ13, Ṽ22, Ṽ23, Ṽ33).
@@ -114,7 +110,7 @@ VonMisesReturnResult VonMisesReturnMap(const Matrix3& trial_elastic_deformation_
   // threshold (for an exactly singular C it solves a reduced system and reports O(1)),
   // so both checks are needed.
   const Eigen::FullPivLU<Matrix6> lu(SymmetricProductMatrix(relative_rotation));
-  if (lu.isInvertible() && lu.rcond() >= kMinimumReciprocalCondition) {
+  if (lu.isInvertible() && lu.rcond() >= kVonMisesMinimumReciprocalCondition) {
     const Matrix3 projected_symmetric_factor =
         SymmetricFromUpperTriangle(lu.solve(UpperTriangleVector(projected_stretch)));
     // F̃^E = R Ṽ.

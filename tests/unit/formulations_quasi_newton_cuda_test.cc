@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <numbers>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,10 +34,13 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
+#include <Eigen/QR>
 
 #include "formulations/contact/contact_model.h"
 #include "formulations/contact/sap_friction_cone.h"
+#include "formulations/quasi_newton/cuda/device_constitutive.h"
 #include "formulations/quasi_newton/cuda/device_contact_models.h"
 #include "formulations/quasi_newton/cuda/device_line_search.h"
 #include "formulations/quasi_newton/cuda/device_math.h"
@@ -47,6 +51,7 @@
 #include "formulations/quasi_newton/cuda/substep_problem_examples.h"
 #include "formulations/quasi_newton/quasi_newton_solver.h"
 #include "formulations/solvers/exact_line_search.h"
+#include "mpm/constitutive/von_mises_linear_corotated.h"
 #include "mpm/material.h"
 #include "mpm/particles.h"
 #include "mpm/polar_decomposition.h"
@@ -671,6 +676,7 @@ void CpuSubstep(mpm::Particles& particles, const std::vector<mpm::Material>& mat
   mpm::ParticleToGrid(particles, materials, kSubstepTimeStep, grid);
   mpm::ComputeGridVelocity(kGravity, kSubstepTimeStep, grid);
   mpm::GridToParticle(grid, kSubstepTimeStep, particles);
+  mpm::UpdateConstitutiveState(materials, particles);
 }
 
 double LargestNorm(const std::vector<Vector3>& values) {
@@ -698,6 +704,10 @@ void ExpectSameParticles(const mpm::Particles& reference, const mpm::Particles& 
         << label << " C " << p;
     EXPECT_LE((candidate.deformation_gradient[p] - reference.deformation_gradient[p]).norm(), relative)
         << label << " F " << p;
+    EXPECT_LE((candidate.reference_rotation[p] - reference.reference_rotation[p]).norm(), relative)
+        << label << " R0 " << p;
+    EXPECT_LE((candidate.plastic_deformation_gradient[p] - reference.plastic_deformation_gradient[p]).norm(), relative)
+        << label << " F^P " << p;
   }
 }
 
@@ -733,6 +743,131 @@ void ExpectSameGrid(const mpm::SparseGrid& reference, const CudaGridSnapshot& ca
   }
 }
 
+gpu::Mat3 ToDevice(const Matrix3& a) {
+  gpu::Mat3 m;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) m.m[i][j] = a(i, j);
+  }
+  return m;
+}
+Matrix3 ToHost(const gpu::Mat3& a) {
+  Matrix3 m;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) m(i, j) = a.m[i][j];
+  }
+  return m;
+}
+
+// Deformation gradients of every regime the polar rotation meets: near rotations, strong
+// stretches, nearly singular (det F ~ 1e-9, the SVD path), inverted (det F < 0).
+std::vector<Matrix3> DeformationGradients() {
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::vector<Matrix3> gradients;
+  for (int k = 0; k < 40; ++k) {
+    const Matrix3 rotation =
+        Eigen::Quaterniond(Eigen::Vector4d::NullaryExpr([&](Eigen::Index) { return unit(random); }).normalized())
+            .toRotationMatrix();
+    const Matrix3 other =
+        Eigen::Quaterniond(Eigen::Vector4d::NullaryExpr([&](Eigen::Index) { return unit(random); }).normalized())
+            .toRotationMatrix();
+    Vector3 stretch;
+    switch (k % 4) {
+      case 0:
+        stretch = Vector3::Ones() + 0.05 * Vector3(unit(random), unit(random), unit(random));
+        break;
+      case 1:
+        stretch = Vector3(3.0, 0.7, 0.2) + 0.1 * Vector3(unit(random), unit(random), unit(random));
+        break;
+      case 2:
+        stretch = Vector3(1.5, 0.8, 1e-9);
+        break;
+      default:
+        stretch = Vector3(1.2, 0.9, -0.3) + 0.05 * Vector3(unit(random), unit(random), unit(random));
+        break;
+    }
+    gradients.push_back(rotation * stretch.asDiagonal() * other);
+  }
+  return gradients;
+}
+
+// The device polar rotation is the host's where the rotation is unique (distinct singular
+// values), Newton and SVD paths alike, and a proper rotation.
+TEST(DeviceConstitutive, PolarRotationMatchesTheHost) {
+  for (const Matrix3& gradient : DeformationGradients()) {
+    const Matrix3 device = ToHost(gpu::PolarRotation(ToDevice(gradient)));
+    const Matrix3 host = mpm::ComputePolarRotation(gradient);
+    EXPECT_LT((device - host).norm(), 1e-10) << "F =\n" << gradient << "\ndet " << gradient.determinant();
+    EXPECT_LT((device.transpose() * device - Matrix3::Identity()).norm(), 1e-12);
+    EXPECT_NEAR(device.determinant(), 1.0, 1e-12);
+  }
+}
+
+TEST(DeviceConstitutive, SymmetricEigenDecomposesAndAgreesWithEigen) {
+  std::mt19937 random(3);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  for (int k = 0; k < 50; ++k) {
+    Matrix3 a = Matrix3::NullaryExpr([&](Eigen::Index, Eigen::Index) { return unit(random); });
+    // Every fifth: a double eigenvalue.
+    const Matrix3 q = a.householderQr().householderQ();
+    const Matrix3 symmetric =
+        k % 5 == 0 ? Matrix3(q * Vector3(2.0, 2.0, -1.0).asDiagonal() * q.transpose()) : Matrix3(a + a.transpose());
+    double eigenvalue[3];
+    gpu::Mat3 vectors;
+    gpu::SymmetricEigen(ToDevice(symmetric), eigenvalue, vectors);
+    const Matrix3 v = ToHost(vectors);
+    const Vector3 lambda(eigenvalue[0], eigenvalue[1], eigenvalue[2]);
+    EXPECT_LT((v * lambda.asDiagonal() * v.transpose() - symmetric).norm(), 1e-13 * symmetric.norm());
+    EXPECT_LT((v.transpose() * v - Matrix3::Identity()).norm(), 1e-13);
+    Vector3 sorted = lambda;
+    std::sort(sorted.data(), sorted.data() + 3);
+    EXPECT_LT((sorted - Eigen::SelfAdjointEigenSolver<Matrix3>(symmetric).eigenvalues()).norm(),
+              1e-13 * symmetric.norm());
+  }
+}
+
+// ½(Q X + X Qᵀ) = S: solved for a generic rotation; refused where the 6 × 6 system is
+// singular (Q a quarter turn), as the host falls back there.
+TEST(DeviceConstitutive, SymmetricProductSolveAndItsSingularCase) {
+  const Matrix3 s = (Matrix3() << 1.1, 0.2, -0.1, 0.2, 0.9, 0.05, -0.1, 0.05, 1.0).finished();
+  const Matrix3 q = Eigen::AngleAxisd(0.4, Vector3(1.0, 2.0, -0.5).normalized()).toRotationMatrix();
+  gpu::Mat3 x;
+  ASSERT_TRUE(gpu::SolveSymmetricProduct(ToDevice(q), ToDevice(s), 1e-8, x));
+  const Matrix3 solution = ToHost(x);
+  EXPECT_LT((solution - solution.transpose()).norm(), 1e-15);
+  EXPECT_LT((0.5 * (q * solution + solution * q.transpose()) - s).norm(), 1e-13);
+  const Matrix3 quarter = Eigen::AngleAxisd(0.5 * std::numbers::pi, Vector3::UnitZ()).toRotationMatrix();
+  EXPECT_FALSE(gpu::SolveSymmetricProduct(ToDevice(quarter), ToDevice(s), 1e-8, x));
+}
+
+// The device return mapping gives the host's elastic F, next R0 and yield flag, inside and
+// outside the cylinder.
+TEST(DeviceConstitutive, VonMisesReturnMatchesTheHost) {
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  const double shear_modulus = 1e5;
+  int yielded = 0, elastic = 0;
+  for (int k = 0; k < 60; ++k) {
+    const Matrix3 previous =
+        Matrix3::Identity() + 0.05 * Matrix3::NullaryExpr([&](Eigen::Index, Eigen::Index) { return unit(random); });
+    const Matrix3 reference_rotation = mpm::ComputePolarRotation(previous);
+    const Matrix3 trial =
+        (Matrix3::Identity() + 0.03 * Matrix3::NullaryExpr([&](Eigen::Index, Eigen::Index) { return unit(random); })) *
+        previous;
+    const double yield_stress = (k % 3 == 0 ? 0.2 : 2e-3) * shear_modulus;
+    const mpm::VonMisesReturnResult host =
+        mpm::VonMisesReturnMap(trial, reference_rotation, yield_stress, shear_modulus);
+    const gpu::DeviceVonMisesResult device =
+        gpu::VonMisesReturn(ToDevice(trial), ToDevice(reference_rotation), yield_stress, shear_modulus);
+    ASSERT_EQ(device.yielded, host.yielded) << k;
+    (host.yielded ? yielded : elastic) += 1;
+    EXPECT_LT((ToHost(device.elastic_deformation_gradient) - host.elastic_deformation_gradient).norm(), 1e-12) << k;
+    EXPECT_LT((ToHost(device.next_reference_rotation) - host.next_reference_rotation).norm(), 1e-12) << k;
+  }
+  EXPECT_GT(yielded, 10);
+  EXPECT_GT(elastic, 10);
+}
+
 TEST(EmulatedExplicitSubstep, MatchesTheCpuTransfers) {
   const std::vector<mpm::Material> materials = SubstepMaterials();
   mpm::Particles cpu = SubstepParticles(6, 1);
@@ -743,6 +878,12 @@ TEST(EmulatedExplicitSubstep, MatchesTheCpuTransfers) {
       gpu::EmulateExplicitSubstep(emulated, materials, kSubstepSpacing, kSubstepTimeStep, kGravity);
   ExpectSameGrid(grid, snapshot, 1e-13, "emulated grid");
   ExpectSameParticles(cpu, emulated, 1e-12, "emulated particles");
+  // The von Mises material yielded somewhere, so the return mapping was compared too.
+  int plastic = 0;
+  for (const Matrix3& plastic_gradient : cpu.plastic_deformation_gradient) {
+    plastic += (plastic_gradient - Matrix3::Identity()).norm() > 1e-6 ? 1 : 0;
+  }
+  EXPECT_GT(plastic, 10);
 }
 
 TEST(EmulatedExplicitSubstep, SeveralSubstepsMatchTheCpuTransfers) {

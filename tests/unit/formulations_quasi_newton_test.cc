@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 #include <random>
+#include <string>
 
 #include <ceres/gradient_problem.h>
 #include <ceres/gradient_problem_solver.h>
@@ -19,6 +20,10 @@
 #include "formulations/solvers/sap_solver.h"
 #include "mpm/bspline.h"
 #include "test_worlds.h"
+
+#ifdef CONTACTLAB_WITH_CUDA
+#include "formulations/quasi_newton/cuda/cuda_quasi_newton_solver.h"
+#endif
 
 namespace contactlab::quasi_newton {
 namespace {
@@ -546,6 +551,91 @@ TEST(QuasiNewtonFormulation, OneAndTwoThreadsGiveTheSameTrajectory) {
     ASSERT_EQ(one_world.particles.position[p], two_world.particles.position[p]) << "particle " << p;
   }
   EXPECT_EQ(one_world.bodies[0].linear_velocity, two_world.bodies[0].linear_velocity);
+}
+
+// backend = emulated replays the cuda path on the host: particles kept in the device's arrays
+// through each step (P2G, grid update, G2P and the constitutive update of
+// quasi_newton/cuda/device_constitutive.h), the grid exchanged with the host around the
+// contact solve, the device solver's iteration. Its trajectory is the CPU path's up to the
+// round-off that the solver's stopping test and the contact registration can magnify: a
+// plastic cube (von Mises, so the device return mapping runs) hits a free box.
+void ExpectBackendFollowsTheCpuTrajectory(quasi_newton::Backend backend) {
+  const auto make_world = [] {
+    World world = test_worlds::CubeHitsBox();
+    world.materials[0] = mpm::MakeMaterial("cube", mpm::ConstitutiveModelKind::kLinearCorotated, 1000.0, 1e5, 0.3, 2e3);
+    return world;
+  };
+  World cpu_world = make_world();
+  World device_world = make_world();
+  QuasiNewtonFormulationOptions options = FormulationOptions(3);
+  options.solver.relative_tolerance = 1e-8;
+  options.solver.max_iterations = 100000;
+  QuasiNewtonFormulation cpu(options);
+  options.backend = backend;
+  QuasiNewtonFormulation device(options);
+  int steps_with_contact = 0;
+  for (int step = 0; step < 40; ++step) {
+    const StepReport cpu_report = cpu.Step(cpu_world, 2.0e-3);
+    const StepReport device_report = device.Step(device_world, 2.0e-3);
+    EXPECT_EQ(device_report.contacts, cpu_report.contacts) << "step " << step;
+    if (cpu_report.contacts > 0) ++steps_with_contact;
+  }
+  EXPECT_GE(steps_with_contact, 10);
+  double position = 0.0, deformation = 0.0, rotation = 0.0, plastic = 0.0;
+  int yielded = 0;
+  for (std::size_t p = 0; p < cpu_world.particles.size(); ++p) {
+    position = std::max(position, (device_world.particles.position[p] - cpu_world.particles.position[p]).norm());
+    deformation =
+        std::max(deformation,
+                 (device_world.particles.deformation_gradient[p] - cpu_world.particles.deformation_gradient[p]).norm());
+    rotation = std::max(
+        rotation, (device_world.particles.reference_rotation[p] - cpu_world.particles.reference_rotation[p]).norm());
+    plastic = std::max(plastic, (device_world.particles.plastic_deformation_gradient[p] -
+                                 cpu_world.particles.plastic_deformation_gradient[p])
+                                    .norm());
+    yielded += (cpu_world.particles.plastic_deformation_gradient[p] - Matrix3::Identity()).norm() > 1e-3 ? 1 : 0;
+  }
+  std::cout << ChoiceName(backend, quasi_newton::BackendNames()) << " vs cpu after 40 steps: |dx| " << position
+            << " m, |dF| " << deformation << ", |dR0| " << rotation << ", |dF^P| " << plastic << ", " << yielded
+            << " particles yielded\n";
+  EXPECT_GT(yielded, 10);
+  EXPECT_LT(position, 1e-8 * cpu_world.grid_spacing);
+  EXPECT_LT(deformation, 1e-8);
+  EXPECT_LT(rotation, 1e-8);
+  EXPECT_LT(plastic, 1e-8);
+  EXPECT_LT((device_world.bodies[0].linear_velocity - cpu_world.bodies[0].linear_velocity).norm(),
+            1e-8 * cpu_world.bodies[0].linear_velocity.norm());
+}
+
+TEST(QuasiNewtonFormulation, EmulatedDeviceBackendFollowsTheCpuTrajectory) {
+  ExpectBackendFollowsTheCpuTrajectory(quasi_newton::Backend::kEmulated);
+}
+
+// A material without a device model stops the run with an input error naming the backend.
+TEST(QuasiNewtonFormulation, DeviceBackendRefusesMaterialsWithoutADeviceModel) {
+  World world = test_worlds::CubeHitsBox();
+  world.materials[0] = mpm::MakeMaterial("rubber", mpm::ConstitutiveModelKind::kFixedCorotated, 1000.0, 1e5, 0.3);
+  QuasiNewtonFormulationOptions options = FormulationOptions(3);
+  options.backend = quasi_newton::Backend::kEmulated;
+  QuasiNewtonFormulation formulation(options);
+  try {
+    formulation.Step(world, 2.0e-3);
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("quasi_newton.backend = emulated"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("rubber"), std::string::npos) << error.what();
+  }
+}
+
+// The same on the GPU (atomic sums: another round-off).
+TEST(QuasiNewtonFormulation, CudaBackendFollowsTheCpuTrajectory) {
+#ifdef CONTACTLAB_WITH_CUDA
+  std::string reason;
+  if (!quasi_newton::CudaDeviceAvailable(&reason)) GTEST_SKIP() << "no CUDA device: " << reason;
+  ExpectBackendFollowsTheCpuTrajectory(quasi_newton::Backend::kCuda);
+#else
+  GTEST_SKIP() << "built without CUDA (CONTACTLAB_WITH_CUDA undefined)";
+#endif
 }
 
 // A kinematic box pressing down into a block on a table. kinematic_poses = substep (beyond

@@ -15,6 +15,9 @@ struct CudaExplicitSubstep::Device {
   gpu::DeviceExplicitSubstep substep;
   gpu::GridBox box;
   int particle_count = -1;
+  // The box grid of the last DownloadGrid(positions, grid) and its map to the sparse grid.
+  std::vector<double> grid_mass, grid_momentum, grid_velocity;
+  gpu::DenseGridExchange exchange;
 };
 
 CudaExplicitSubstep::CudaExplicitSubstep(double grid_spacing, CudaExplicitSubstepSettings settings)
@@ -26,20 +29,63 @@ CudaExplicitSubstep::CudaExplicitSubstep(double grid_spacing, CudaExplicitSubste
 CudaExplicitSubstep::~CudaExplicitSubstep() = default;
 
 void CudaExplicitSubstep::Upload(const mpm::Particles& particles, const std::vector<mpm::Material>& materials) {
-  std::vector<double> shear_modulus, first_lame_parameter;
-  gpu::MaterialTables(materials, shear_modulus, first_lame_parameter);
+  Upload(particles, materials, settings_.margin_cells);
+}
+
+void CudaExplicitSubstep::Upload(const mpm::Particles& particles, const std::vector<mpm::Material>& materials,
+                                 int margin_cells) {
+  if (margin_cells < 0) throw std::invalid_argument("CudaExplicitSubstep: margin_cells must be >= 0");
+  std::vector<double> shear_modulus, first_lame_parameter, yield_stress;
+  gpu::MaterialTables(materials, shear_modulus, first_lame_parameter, yield_stress);
   const int count = static_cast<int>(particles.size());
   if (count == 0) throw std::invalid_argument("CudaExplicitSubstep: no particles");
   gpu::HostParticleBuffers& staged = device_->substep.Stage(count);
   gpu::PackParticles(particles, static_cast<int>(materials.size()), staged);
-  device_->box = gpu::ComputeGridBox(particles, grid_spacing_, settings_.margin_cells);
-  device_->substep.Upload(device_->box, shear_modulus, first_lame_parameter, settings_.sort_key_bits);
+  device_->box = gpu::ComputeGridBox(particles, grid_spacing_, margin_cells);
+  device_->substep.Upload(device_->box, shear_modulus, first_lame_parameter, yield_stress, settings_.sort_key_bits);
   device_->particle_count = count;
 }
 
 void CudaExplicitSubstep::Substep(double dt, const mpm::Vector3& gravity) {
-  if (device_->particle_count < 0) throw std::logic_error("CudaExplicitSubstep::Substep before Upload");
-  device_->substep.Substep(dt, {gravity.x(), gravity.y(), gravity.z()}, settings_.warp_aggregation);
+  ParticleToGrid(dt, gravity);
+  GridToParticle(dt);
+}
+
+void CudaExplicitSubstep::ParticleToGrid(double dt, const mpm::Vector3& gravity) {
+  if (device_->particle_count < 0) throw std::logic_error("CudaExplicitSubstep::ParticleToGrid before Upload");
+  device_->substep.ParticleToGrid(dt, {gravity.x(), gravity.y(), gravity.z()}, settings_.warp_aggregation);
+}
+
+void CudaExplicitSubstep::Synchronize() {
+  device_->substep.Synchronize();
+}
+
+void CudaExplicitSubstep::GridToParticle(double dt) {
+  if (device_->particle_count < 0) throw std::logic_error("CudaExplicitSubstep::GridToParticle before Upload");
+  device_->substep.GridToParticle(dt);
+}
+
+void CudaExplicitSubstep::DownloadMotion(mpm::Particles& particles) {
+  if (static_cast<int>(particles.size()) != device_->particle_count) {
+    throw std::invalid_argument("CudaExplicitSubstep::DownloadMotion: " + std::to_string(particles.size()) +
+                                " particles, " + std::to_string(device_->particle_count) + " uploaded");
+  }
+  if (!device_->substep.DownloadMotion()) {
+    throw std::runtime_error("CudaExplicitSubstep: a particle left the device grid box; upload with a larger margin");
+  }
+  gpu::UnpackMotion(device_->substep.staged(), particles);
+}
+
+void CudaExplicitSubstep::DownloadGrid(const std::vector<mpm::Vector3>& positions, mpm::SparseGrid& grid) {
+  if (device_->particle_count < 0) throw std::logic_error("CudaExplicitSubstep::DownloadGrid before Upload");
+  Device& device = *device_;
+  device.substep.DownloadGrid(device.grid_mass, device.grid_momentum, device.grid_velocity);
+  device.exchange.ToSparse(device.box, device.grid_mass, device.grid_momentum, device.grid_velocity, positions, grid);
+}
+
+void CudaExplicitSubstep::UploadGridVelocity(const mpm::SparseGrid& grid) {
+  device_->exchange.FromSparse(grid, device_->grid_velocity);
+  device_->substep.UploadGridVelocity(device_->grid_velocity);
 }
 
 void CudaExplicitSubstep::Download(mpm::Particles& particles) {

@@ -9,14 +9,15 @@
 // around them (plus a margin for the motion of the step) and sorts them by cell with a radix
 // sort; all substeps of the step reuse that order (seed 003 "partial sorting"). Per substep:
 // P2G one thread per particle with warp-level sums before the atomic grid writes, the grid
-// velocity update with gravity, G2P one thread per particle with the F update and
-// advection. Download() returns x, v, C and F^E in the caller's particle order.
+// velocity update with gravity, G2P one thread per particle with the F update, advection and
+// the constitutive update of mpm::UpdateConstitutiveState (R0, von Mises plasticity;
+// device_constitutive.h). Download() returns x, v, C, F^E, R0 and F^P in the caller's
+// particle order. As an ExplicitSubstepBackend (explicit_substep_backend.h) it is the MPM half
+// of quasi_newton.backend = cuda: the host reads x, v and the grid between P2G and G2P.
 //
 // What it does not do (stays on the host, as in the authors' code, spec §1.2.4 [RC]):
-//   * the plastic return mapping and the R0 update (mpm::UpdateConstitutiveState, once per
-//     step after Download); R0 is constant over the substeps, as on the CPU;
-//   * contact registration and the contact solve between P2G and G2P (the quasi-Newton solve
-//     runs on CudaQuasiNewtonSolver from a host-side problem);
+//   * contact registration and the contact problem's assembly between P2G and G2P (the
+//     quasi-Newton solve itself runs on CudaQuasiNewtonSolver);
 //   * grid boundary conditions, other constitutive models (fixed corotated), cloth;
 //   * re-sorting or growing the grid box during a step: a particle whose stencil leaves the
 //     box is skipped and reported by Download() (upload with a larger margin).
@@ -25,6 +26,7 @@
 #include <memory>
 #include <vector>
 
+#include "formulations/quasi_newton/cuda/explicit_substep_backend.h"
 #include "mpm/material.h"
 #include "mpm/particles.h"
 
@@ -41,30 +43,30 @@ struct CudaExplicitSubstepSettings {
   bool warp_aggregation = true;
 };
 
-// The grid of the last substep: nodes with mass only.
-struct CudaGridSnapshot {
-  std::vector<Eigen::Vector3i> node;   // integer node coordinates (x_i = h i)
-  std::vector<double> mass;            // m_i [kg]
-  std::vector<mpm::Vector3> momentum;  // (m v)_i after P2G [kg m/s]
-  std::vector<mpm::Vector3> velocity;  // v_i after the grid update [m/s]
-};
-
-class CudaExplicitSubstep {
+class CudaExplicitSubstep final : public ExplicitSubstepBackend {
  public:
   explicit CudaExplicitSubstep(double grid_spacing, CudaExplicitSubstepSettings settings = {});
   ~CudaExplicitSubstep();
   CudaExplicitSubstep(const CudaExplicitSubstep&) = delete;
   CudaExplicitSubstep& operator=(const CudaExplicitSubstep&) = delete;
 
-  // Once per step. Throws std::invalid_argument for a material that is not linear
-  // corotated or a bad index, std::runtime_error when CUDA fails.
+  // Once per step, with the settings' margin. Throws std::invalid_argument for a material
+  // that is not linear corotated or a bad index, std::runtime_error when CUDA fails.
   void Upload(const mpm::Particles& particles, const std::vector<mpm::Material>& materials);
-  // One substep of δt [s] with gravity g [m/s²]; asynchronous.
+  void Upload(const mpm::Particles& particles, const std::vector<mpm::Material>& materials, int margin_cells) override;
+  // One substep of δt [s] with gravity g [m/s²]: ParticleToGrid then GridToParticle; asynchronous.
   void Substep(double dt, const mpm::Vector3& gravity);
-  // Writes x, v, C, F^E of the uploaded particles into `particles` (same size as uploaded).
-  // Throws std::runtime_error when a particle left the grid box.
-  void Download(mpm::Particles& particles);
+  void ParticleToGrid(double dt, const mpm::Vector3& gravity) override;
+  void GridToParticle(double dt) override;
+  void DownloadMotion(mpm::Particles& particles) override;
+  void DownloadGrid(const std::vector<mpm::Vector3>& positions, mpm::SparseGrid& grid) override;
+  void UploadGridVelocity(const mpm::SparseGrid& grid) override;
+  // Writes x, v, C, F^E, R0, F^P of the uploaded particles into `particles` (same size as
+  // uploaded). Throws std::runtime_error when a particle left the grid box.
+  void Download(mpm::Particles& particles) override;
   CudaGridSnapshot DownloadGrid();
+  // Waits for the queued substeps (benchmarks).
+  void Synchronize();
 
   double grid_spacing() const { return grid_spacing_; }
 

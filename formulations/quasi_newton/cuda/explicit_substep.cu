@@ -9,7 +9,10 @@
 //   Substep  clear the grid; P2G one thread per particle (APIC + MLS stress impulse of
 //            linear corotated elasticity about the lagged R0), warp-segmented sums before
 //            the atomics; grid velocity with gravity, one thread per node; G2P one thread
-//            per particle with the F update and advection.
+//            per particle with the F update, advection and the constitutive update
+//            (device_constitutive.h: R0, von Mises plasticity). The two halves also run
+//            apart (ParticleToGrid, GridToParticle) so that the host can solve the contact
+//            problem on the grid in between (quasi_newton.backend = cuda).
 #include <cuda_runtime.h>
 
 #include <cub/device/device_radix_sort.cuh>
@@ -18,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "formulations/quasi_newton/cuda/device_constitutive.h"
 #include "formulations/quasi_newton/cuda/explicit_substep_device.h"
 #include "formulations/quasi_newton/cuda/explicit_substep_steps.h"
 #include "formulations/quasi_newton/cuda/warp_segmented_sum.cuh"
@@ -38,10 +42,12 @@ int Blocks(long long count, int threads) {
   return static_cast<int>(std::max(1LL, (count + threads - 1) / threads));
 }
 
-// Doubles per particle in the packed arrays (x 3, v 3, C 9, F 9, R0 9, m, V⁰) and their offsets.
-constexpr int kParticleDoubles = 35;
+// Doubles per particle in the packed arrays (x 3, v 3, C 9, F^E 9, R0 9, F^P 9, m, V⁰) and their
+// offsets; a substep changes the fields before `mass`.
+constexpr int kParticleDoubles = 44;
 struct ParticleOffsets {
-  static constexpr int position = 0, velocity = 3, affine = 6, deformation = 15, rotation = 24, mass = 33, volume = 34;
+  static constexpr int position = 0, velocity = 3, affine = 6, deformation = 15, rotation = 24, plastic = 33, mass = 42,
+                       volume = 43;
 };
 
 ParticleView ViewOf(double* base, int* material, int n) {
@@ -52,6 +58,7 @@ ParticleView ViewOf(double* base, int* material, int n) {
   view.affine_velocity = base + static_cast<std::size_t>(ParticleOffsets::affine) * n;
   view.deformation_gradient = base + static_cast<std::size_t>(ParticleOffsets::deformation) * n;
   view.reference_rotation = base + static_cast<std::size_t>(ParticleOffsets::rotation) * n;
+  view.plastic_deformation_gradient = base + static_cast<std::size_t>(ParticleOffsets::plastic) * n;
   view.mass = base + static_cast<std::size_t>(ParticleOffsets::mass) * n;
   view.initial_volume = base + static_cast<std::size_t>(ParticleOffsets::volume) * n;
   view.material = material;
@@ -80,12 +87,13 @@ __global__ void GatherParticlesKernel(const double* unsorted, const int* unsorte
   sorted_material[q] = unsorted_material[p];
 }
 
-// unsorted[order[q]] = sorted[q] for the fields a substep changes (x, v, C, F: 24 doubles).
-__global__ void ScatterParticlesKernel(const double* sorted, double* unsorted, const int* order, int n) {
+// unsorted[order[q]] = sorted[q] for the first `fields` packed doubles (all that a substep
+// changes, or x and v alone).
+__global__ void ScatterParticlesKernel(const double* sorted, double* unsorted, const int* order, int n, int fields) {
   const int q = blockIdx.x * blockDim.x + threadIdx.x;
   if (q >= n) return;
   const int p = order[q];
-  for (int k = 0; k < ParticleOffsets::rotation; ++k) {
+  for (int k = 0; k < fields; ++k) {
     unsorted[static_cast<std::size_t>(k) * n + p] = sorted[static_cast<std::size_t>(k) * n + q];
   }
 }
@@ -129,10 +137,15 @@ __global__ void __launch_bounds__(kNodeThreads) GridVelocityKernel(DenseGridView
 }
 
 __global__ void __launch_bounds__(kParticleThreads)
-    GridToParticleKernel(ParticleView particles, DenseGridView grid, double dt, int* out_of_box) {
+    GridToParticleKernel(ParticleView particles, MaterialView materials, DenseGridView grid, double dt,
+                         int* out_of_box) {
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= particles.count) return;
-  if (!GridToParticleStep(particles, grid, p, dt)) atomicOr(out_of_box, 1);
+  if (!GridToParticleStep(particles, grid, p, dt)) {
+    atomicOr(out_of_box, 1);
+    return;
+  }
+  ConstitutiveUpdateStep(particles, materials, p);
 }
 
 }  // namespace
@@ -161,6 +174,7 @@ struct DeviceExplicitSubstep::Impl {
   long long grid_capacity = 0;
   double* shear_modulus = nullptr;
   double* first_lame_parameter = nullptr;
+  double* yield_stress = nullptr;
   int material_capacity = 0;
   int* flag = nullptr;
   GridBox box;
@@ -171,7 +185,8 @@ struct DeviceExplicitSubstep::Impl {
          {static_cast<void*>(unsorted), static_cast<void*>(sorted), static_cast<void*>(unsorted_material),
           static_cast<void*>(sorted_material), static_cast<void*>(keys), static_cast<void*>(sorted_keys),
           static_cast<void*>(identity), static_cast<void*>(order), sort_scratch, static_cast<void*>(grid_block),
-          static_cast<void*>(shear_modulus), static_cast<void*>(first_lame_parameter), static_cast<void*>(flag)}) {
+          static_cast<void*>(shear_modulus), static_cast<void*>(first_lame_parameter), static_cast<void*>(yield_stress),
+          static_cast<void*>(flag)}) {
       if (pointer != nullptr) cudaFree(pointer);
     }
     if (host_block != nullptr) cudaFreeHost(host_block);
@@ -197,6 +212,21 @@ struct DeviceExplicitSubstep::Impl {
   }
 
   ParticleView SortedView() { return ViewOf(sorted, sorted_material, count); }
+  MaterialView Materials() const { return MaterialView{shear_modulus, first_lame_parameter, yield_stress}; }
+
+  // Copies the first `fields` packed doubles of every particle, in the caller's order, into
+  // the pinned staging block; returns whether no particle has left the grid box.
+  bool DownloadFields(int fields) {
+    ScatterParticlesKernel<<<Blocks(count, kParticleThreads), kParticleThreads, 0, stream>>>(sorted, unsorted, order,
+                                                                                             count, fields);
+    Check(cudaGetLastError(), "download kernel");
+    Check(cudaMemcpyAsync(host_block, unsorted, sizeof(double) * fields * static_cast<std::size_t>(count),
+                          cudaMemcpyDeviceToHost, stream),
+          "download particles");
+    Check(cudaMemcpyAsync(host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, stream), "download flag");
+    Check(cudaStreamSynchronize(stream), "download");
+    return *host_flag == 0;
+  }
 
   DenseGridView GridView() {
     DenseGridView grid;
@@ -238,7 +268,8 @@ HostParticleBuffers& DeviceExplicitSubstep::Stage(int count) {
   staged.velocity = view.velocity;
   staged.affine_velocity = view.affine_velocity;
   staged.deformation_gradient = view.deformation_gradient;
-  staged.reference_rotation = const_cast<double*>(view.reference_rotation);
+  staged.reference_rotation = view.reference_rotation;
+  staged.plastic_deformation_gradient = view.plastic_deformation_gradient;
   staged.mass = const_cast<double*>(view.mass);
   staged.initial_volume = const_cast<double*>(view.initial_volume);
   staged.material = const_cast<int*>(view.material);
@@ -250,7 +281,8 @@ const HostParticleBuffers& DeviceExplicitSubstep::staged() const {
 }
 
 void DeviceExplicitSubstep::Upload(const GridBox& box, const std::vector<double>& shear_modulus,
-                                   const std::vector<double>& first_lame_parameter, int sort_key_bits) {
+                                   const std::vector<double>& first_lame_parameter,
+                                   const std::vector<double>& yield_stress, int sort_key_bits) {
   Impl& impl = *impl_;
   const int n = impl.staged.count;
   impl.count = n;
@@ -278,6 +310,7 @@ void DeviceExplicitSubstep::Upload(const GridBox& box, const std::vector<double>
   if (materials > impl.material_capacity) {
     Impl::Grow(impl.shear_modulus, materials);
     Impl::Grow(impl.first_lame_parameter, materials);
+    Impl::Grow(impl.yield_stress, materials);
     impl.material_capacity = materials;
   }
   cudaStream_t stream = impl.stream;
@@ -292,6 +325,9 @@ void DeviceExplicitSubstep::Upload(const GridBox& box, const std::vector<double>
   Check(cudaMemcpyAsync(impl.first_lame_parameter, first_lame_parameter.data(), sizeof(double) * materials,
                         cudaMemcpyHostToDevice, stream),
         "upload Lamé parameters");
+  Check(cudaMemcpyAsync(impl.yield_stress, yield_stress.data(), sizeof(double) * materials, cudaMemcpyHostToDevice,
+                        stream),
+        "upload yield stresses");
   Check(cudaMemsetAsync(impl.flag, 0, sizeof(int), stream), "clear flag");
 
   // Cell keys and the sort (once per step).
@@ -320,37 +356,55 @@ void DeviceExplicitSubstep::Upload(const GridBox& box, const std::vector<double>
   Check(cudaGetLastError(), "upload kernels");
 }
 
-void DeviceExplicitSubstep::Substep(double dt, const Vec3& gravity, bool warp_aggregation) {
+void DeviceExplicitSubstep::ParticleToGrid(double dt, const Vec3& gravity, bool warp_aggregation) {
   Impl& impl = *impl_;
   const ParticleView particles = impl.SortedView();
   const DenseGridView grid = impl.GridView();
-  const MaterialView materials{impl.shear_modulus, impl.first_lame_parameter};
   const long long nodes = grid.node_count();
   cudaStream_t stream = impl.stream;
   Check(cudaMemsetAsync(impl.grid_block, 0, sizeof(double) * 4 * static_cast<std::size_t>(nodes), stream),
         "clear grid");
   ParticleToGridKernel<<<Blocks(particles.count, kParticleThreads), kParticleThreads, 0, stream>>>(
-      particles, materials, grid, dt, warp_aggregation, impl.flag);
+      particles, impl.Materials(), grid, dt, warp_aggregation, impl.flag);
   GridVelocityKernel<<<Blocks(nodes, kNodeThreads), kNodeThreads, 0, stream>>>(grid, gravity, dt);
-  GridToParticleKernel<<<Blocks(particles.count, kParticleThreads), kParticleThreads, 0, stream>>>(particles, grid, dt,
-                                                                                                   impl.flag);
-  Check(cudaGetLastError(), "substep kernels");
+  Check(cudaGetLastError(), "P2G kernels");
+}
+
+void DeviceExplicitSubstep::GridToParticle(double dt) {
+  Impl& impl = *impl_;
+  const ParticleView particles = impl.SortedView();
+  GridToParticleKernel<<<Blocks(particles.count, kParticleThreads), kParticleThreads, 0, impl.stream>>>(
+      particles, impl.Materials(), impl.GridView(), dt, impl.flag);
+  Check(cudaGetLastError(), "G2P kernel");
+}
+
+void DeviceExplicitSubstep::Substep(double dt, const Vec3& gravity, bool warp_aggregation) {
+  ParticleToGrid(dt, gravity, warp_aggregation);
+  GridToParticle(dt);
+}
+
+void DeviceExplicitSubstep::Synchronize() {
+  Check(cudaStreamSynchronize(impl_->stream), "synchronize");
 }
 
 bool DeviceExplicitSubstep::Download() {
+  return impl_->DownloadFields(ParticleOffsets::mass);
+}
+
+bool DeviceExplicitSubstep::DownloadMotion() {
+  return impl_->DownloadFields(ParticleOffsets::affine);
+}
+
+void DeviceExplicitSubstep::UploadGridVelocity(const std::vector<double>& velocity) {
   Impl& impl = *impl_;
-  const int n = impl.count;
-  cudaStream_t stream = impl.stream;
-  ScatterParticlesKernel<<<Blocks(n, kParticleThreads), kParticleThreads, 0, stream>>>(impl.sorted, impl.unsorted,
-                                                                                       impl.order, n);
-  Check(cudaGetLastError(), "download kernel");
-  Check(cudaMemcpyAsync(impl.host_block, impl.unsorted,
-                        sizeof(double) * ParticleOffsets::rotation * static_cast<std::size_t>(n),
-                        cudaMemcpyDeviceToHost, stream),
-        "download particles");
-  Check(cudaMemcpyAsync(impl.host_flag, impl.flag, sizeof(int), cudaMemcpyDeviceToHost, stream), "download flag");
-  Check(cudaStreamSynchronize(stream), "download");
-  return *impl.host_flag == 0;
+  const DenseGridView grid = impl.GridView();
+  const std::size_t nodes = static_cast<std::size_t>(grid.node_count());
+  if (velocity.size() != 3 * nodes) throw std::invalid_argument("UploadGridVelocity: wrong size");
+  Check(
+      cudaMemcpyAsync(grid.velocity, velocity.data(), sizeof(double) * 3 * nodes, cudaMemcpyHostToDevice, impl.stream),
+      "grid velocity upload");
+  // The host vector may change as soon as this returns.
+  Check(cudaStreamSynchronize(impl.stream), "grid velocity upload");
 }
 
 void DeviceExplicitSubstep::DownloadGrid(std::vector<double>& mass, std::vector<double>& momentum,

@@ -12,14 +12,15 @@ namespace contactlab::quasi_newton::gpu {
 // explicit_substep_steps.h), in the caller's particle order.
 struct HostParticleBuffers {
   int count = 0;
-  double* position = nullptr;              // [3][n]
-  double* velocity = nullptr;              // [3][n]
-  double* affine_velocity = nullptr;       // [9][n]
-  double* deformation_gradient = nullptr;  // [9][n]
-  double* reference_rotation = nullptr;    // [9][n]
-  double* mass = nullptr;                  // [n]
-  double* initial_volume = nullptr;        // [n]
-  int* material = nullptr;                 // [n]
+  double* position = nullptr;                      // [3][n]
+  double* velocity = nullptr;                      // [3][n]
+  double* affine_velocity = nullptr;               // [9][n]
+  double* deformation_gradient = nullptr;          // [9][n]
+  double* reference_rotation = nullptr;            // [9][n]
+  double* plastic_deformation_gradient = nullptr;  // [9][n]
+  double* mass = nullptr;                          // [n]
+  double* initial_volume = nullptr;                // [n]
+  int* material = nullptr;                         // [n]
 };
 
 // The dense node box: nodes origin + (0 … size − 1) per axis, spacing h.
@@ -43,12 +44,23 @@ class DeviceExplicitSubstep {
   // Uploads the staged particles and the material tables, allocates the grid box and sorts
   // the particles by base-node cell (low `sort_key_bits` bits of the box index, 0 = all).
   void Upload(const GridBox& box, const std::vector<double>& shear_modulus,
-              const std::vector<double>& first_lame_parameter, int sort_key_bits);
-  // One substep (asynchronous).
+              const std::vector<double>& first_lame_parameter, const std::vector<double>& yield_stress,
+              int sort_key_bits);
+  // One substep (asynchronous): ParticleToGrid, then GridToParticle.
   void Substep(double dt, const Vec3& gravity, bool warp_aggregation);
-  // Particles back into the staged buffers in the caller's order; false when a particle's
-  // stencil left the grid box at some point since the upload.
+  // Clears the grid, P2G with the stress impulse, grid velocity with gravity (asynchronous).
+  void ParticleToGrid(double dt, const Vec3& gravity, bool warp_aggregation);
+  // G2P with the F update and advection, then the constitutive update (asynchronous).
+  void GridToParticle(double dt);
+  // Particles back into the staged buffers in the caller's order (x, v, C, F^E, R0, F^P);
+  // false when a particle's stencil left the grid box at some point since the upload.
   bool Download();
+  // x and v alone into the staged buffers; false as Download.
+  bool DownloadMotion();
+  // Waits for the queued kernels.
+  void Synchronize();
+  // Replaces the grid velocity of the whole box ([3][N], box order); synchronous.
+  void UploadGridVelocity(const std::vector<double>& velocity);
   // Node mass, momentum [3][N] and velocity [3][N] of the box.
   void DownloadGrid(std::vector<double>& mass, std::vector<double>& momentum, std::vector<double>& velocity);
 

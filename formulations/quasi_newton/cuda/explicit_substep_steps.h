@@ -5,7 +5,8 @@
 //           about the lagged rotation R0 (seed 000 eq. 19–21), the APIC + MLS affine matrix
 //           m C − δt (4/h²) V⁰ P Fᵀ, and its 27 node contributions w (m, m v + A (x_i − x_p));
 //   grid    v_i = (m v)_i / m_i + δt g;
-//   G2P     v_p = Σ w v_i, C_p = (4/h²) Σ w v_i (x_i − x_p)ᵀ, F ← (I + δt C) F, x ← x + δt v.
+//   G2P     v_p = Σ w v_i, C_p = (4/h²) Σ w v_i (x_i − x_p)ᵀ, F ← (I + δt C) F, x ← x + δt v,
+//           then the constitutive update of device_constitutive.h (R0, von Mises plasticity).
 // The grid is a dense box of nodes (seed 003's authors' code uses a dense 128³ grid).
 // emulated_explicit_substep.h runs these serially on the host for tests without a GPU.
 //
@@ -18,20 +19,22 @@ namespace contactlab::quasi_newton::gpu {
 // Particles in device (sorted) order.
 struct ParticleView {
   int count;
-  double* position;                  // [3][n] x_p [m]
-  double* velocity;                  // [3][n] v_p [m/s]
-  double* affine_velocity;           // [9][n] C_p [1/s]
-  double* deformation_gradient;      // [9][n] F^E [-]
-  const double* reference_rotation;  // [9][n] R0 [-]
-  const double* mass;                // [n] m_p [kg]
-  const double* initial_volume;      // [n] V_p⁰ [m³]
-  const int* material;               // [n] index into the material tables
+  double* position;                      // [3][n] x_p [m]
+  double* velocity;                      // [3][n] v_p [m/s]
+  double* affine_velocity;               // [9][n] C_p [1/s]
+  double* deformation_gradient;          // [9][n] F^E [-]
+  double* reference_rotation;            // [9][n] R0 [-]
+  double* plastic_deformation_gradient;  // [9][n] F^P [-]
+  const double* mass;                    // [n] m_p [kg]
+  const double* initial_volume;          // [n] V_p⁰ [m³]
+  const int* material;                   // [n] index into the material tables
 };
 
 // Linear corotated constants per material.
 struct MaterialView {
   const double* shear_modulus;         // μ_L [Pa]
   const double* first_lame_parameter;  // λ [Pa]
+  const double* yield_stress;          // von Mises η [Pa]; 0: elastic
 };
 
 // A dense box of grid nodes x_i = h i, i = origin + (0 … size − 1) per axis; node (i, j, k)
