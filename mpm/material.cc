@@ -6,12 +6,7 @@
 
 namespace contactlab::mpm {
 
-double Material::DilatationalWaveSpeed() const {
-  // c = sqrt((λ + 2μ_L)/ρ)  [m/s]; spec-sap-qn §2.7.
-  return std::sqrt((lame.first_lame_parameter + 2.0 * lame.shear_modulus) / density);
-}
-
-Material MakeMaterial(std::string name, ConstitutiveModelKind model, double density, double youngs_modulus,
+Material MakeMaterial(std::string name, std::string_view model, double density, double youngs_modulus,
                       double poisson_ratio, double yield_stress) {
   if (!(density > 0.0) || !std::isfinite(density)) {
     throw std::invalid_argument("material '" + name + "': density must be positive and finite");
@@ -20,14 +15,18 @@ Material MakeMaterial(std::string name, ConstitutiveModelKind model, double dens
     throw std::invalid_argument("material '" + name + "': yield stress must be non-negative and finite");
   }
   Material material;
-  material.model = model;
+  material.model = std::string(model);
   material.density = density;
   material.youngs_modulus = youngs_modulus;
   material.poisson_ratio = poisson_ratio;
   material.yield_stress = yield_stress;
   // Lamé parameters from E and ν, then the shared constitutive model.
   material.lame = LameParameters::FromYoungsModulus(youngs_modulus, poisson_ratio);
-  material.constitutive_model = MakeConstitutiveModel(model, material.lame);
+  try {
+    material.constitutive_model = MakeConstitutiveModel(model, MaterialConstants{material.lame, yield_stress});
+  } catch (const std::invalid_argument& error) {
+    throw std::invalid_argument("material '" + name + "': " + error.what());
+  }
   material.name = std::move(name);
   return material;
 }

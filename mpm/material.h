@@ -1,7 +1,9 @@
 #pragma once
-// A material: density, elastic constants, constitutive model and optional plasticity.
+// A material: density, elastic constants, and its constitutive model (with the model's
+// plasticity, if any) from the registry of mpm/constitutive/constitutive_model.h.
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "mpm/constitutive/constitutive_model.h"
 
@@ -9,20 +11,22 @@ namespace contactlab::mpm {
 
 struct Material {
   std::string name;
-  ConstitutiveModelKind model = ConstitutiveModelKind::kLinearCorotated;
+  std::string model = "linear_corotated";                       // registered constitutive model
   double density = 1000.0;                                      // ρ [kg/m³]
   double youngs_modulus = 1e5;                                  // E [Pa]
   double poisson_ratio = 0.3;                                   // ν [-], in (-1, 0.5)
-  double yield_stress = 0.0;                                    // von Mises η [Pa]; 0 means purely elastic
+  double yield_stress = 0.0;                                    // von Mises η [Pa]; 0: elastic
   LameParameters lame;                                          // derived from E and ν by MakeMaterial
   std::shared_ptr<const ConstitutiveModel> constitutive_model;  // built by MakeMaterial
 
-  bool is_plastic() const { return yield_stress > 0.0; }
-  // Dilatational (P-wave) speed sqrt((λ + 2μ_L)/ρ) [m/s]; bounds the explicit time step.
-  double DilatationalWaveSpeed() const;
+  bool is_plastic() const { return constitutive_model != nullptr && constitutive_model->is_plastic(); }
+  // The model's wave speed at this density [m/s]; bounds the explicit time step.
+  double WaveSpeed() const { return constitutive_model->WaveSpeed(density); }
 };
 
-Material MakeMaterial(std::string name, ConstitutiveModelKind model, double density, double youngs_modulus,
+// Throws std::invalid_argument naming the material for a bad constant, an unknown model or a
+// yield stress on a model without plasticity.
+Material MakeMaterial(std::string name, std::string_view model, double density, double youngs_modulus,
                       double poisson_ratio, double yield_stress = 0.0);
 
 }  // namespace contactlab::mpm

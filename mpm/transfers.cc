@@ -4,7 +4,6 @@
 #include <array>
 
 #include "mpm/constitutive/linear_corotated.h"
-#include "mpm/constitutive/von_mises_linear_corotated.h"
 #include "mpm/polar_decomposition.h"
 
 namespace contactlab::mpm {
@@ -213,26 +212,31 @@ template <typename Pack4>
   }
 }
 
-// The end-of-step constitutive update of particles [begin, end) (see UpdateConstitutiveState).
+// Per material: the model when it is linear corotated (LinearCorotatedModel is final, so a
+// call through this pointer is direct and inlinable into the builds below), else null.
+std::vector<const LinearCorotatedModel*> LinearCorotatedModels(const std::vector<Material>& materials) {
+  std::vector<const LinearCorotatedModel*> linear_corotated(materials.size());
+  for (std::size_t m = 0; m < materials.size(); ++m) {
+    linear_corotated[m] = dynamic_cast<const LinearCorotatedModel*>(materials[m].constitutive_model.get());
+  }
+  return linear_corotated;
+}
+
+// The end-of-step constitutive update of particles [begin, end) (see UpdateConstitutiveState):
+// each material's model updates R0 and applies its plasticity (ConstitutiveModel::UpdateState).
 // Inlined into the two instruction-set builds below.
-[[gnu::always_inline]] inline void UpdateConstitutiveRange(const std::vector<Material>& materials, int begin, int end,
-                                                           Particles& particles) {
+[[gnu::always_inline]] inline void UpdateConstitutiveRange(
+    const std::vector<Material>& materials, const std::vector<const LinearCorotatedModel*>& linear_corotated, int begin,
+    int end, Particles& particles) {
   for (int p = begin; p < end; ++p) {
-    const Material& material = materials[particles.material[p]];
-    if (material.model != ConstitutiveModelKind::kLinearCorotated) continue;
-    Matrix3& elastic_deformation = particles.deformation_gradient[p];
-    if (material.is_plastic()) {
-      // Lagged von Mises projection (seed 000 Alg. 1) and F = F^E F^P kept consistent.
-      const VonMisesReturnResult result = VonMisesReturnMap(elastic_deformation, particles.reference_rotation[p],
-                                                            material.yield_stress, material.lame.shear_modulus);
-      if (result.yielded) {
-        particles.plastic_deformation_gradient[p] = result.elastic_deformation_gradient.inverse() *
-                                                    elastic_deformation * particles.plastic_deformation_gradient[p];
-        elastic_deformation = result.elastic_deformation_gradient;
-      }
-      particles.reference_rotation[p] = result.next_reference_rotation;
+    const int material = particles.material[p];
+    Matrix3& elastic = particles.deformation_gradient[p];
+    Matrix3& rotation = particles.reference_rotation[p];
+    Matrix3& plastic = particles.plastic_deformation_gradient[p];
+    if (linear_corotated[material] != nullptr) {
+      linear_corotated[material]->UpdateState(elastic, rotation, plastic);
     } else {
-      particles.reference_rotation[p] = ComputePolarRotation(elastic_deformation);
+      materials[material].constitutive_model->UpdateState(elastic, rotation, plastic);
     }
   }
 }
@@ -242,7 +246,8 @@ template <typename Pack4>
 // and both thread counts take the same build), the baseline x86-64 one otherwise.
 using ScatterBlockKernel = void (*)(const ScatterInputs&, int, SparseGrid::HaloBox&);
 using GatherBlockKernel = void (*)(const SparseGrid&, double, int, Particles&);
-using ConstitutiveUpdateKernel = void (*)(const std::vector<Material>&, int, int, Particles&);
+using ConstitutiveUpdateKernel = void (*)(const std::vector<Material>&, const std::vector<const LinearCorotatedModel*>&,
+                                          int, int, Particles&);
 
 void ScatterParticleBlockBaseline(const ScatterInputs& inputs, int block, SparseGrid::HaloBox& halo) {
   ScatterParticleBlock<Eigen::Vector4d>(inputs, block, halo);
@@ -250,8 +255,10 @@ void ScatterParticleBlockBaseline(const ScatterInputs& inputs, int block, Sparse
 void GatherParticleBlockBaseline(const SparseGrid& grid, double dt, int block, Particles& particles) {
   GatherParticleBlock<Eigen::Vector4d>(grid, dt, block, particles);
 }
-void UpdateConstitutiveRangeBaseline(const std::vector<Material>& materials, int begin, int end, Particles& particles) {
-  UpdateConstitutiveRange(materials, begin, end, particles);
+void UpdateConstitutiveRangeBaseline(const std::vector<Material>& materials,
+                                     const std::vector<const LinearCorotatedModel*>& linear_corotated, int begin,
+                                     int end, Particles& particles) {
+  UpdateConstitutiveRange(materials, linear_corotated, begin, end, particles);
 }
 #if defined(__GNUC__) && defined(__x86_64__)
 __attribute__((target("avx2,fma"), flatten)) void ScatterParticleBlockAvx2(const ScatterInputs& inputs, int block,
@@ -262,10 +269,10 @@ __attribute__((target("avx2,fma"), flatten)) void GatherParticleBlockAvx2(const 
                                                                           Particles& particles) {
   GatherParticleBlock<Avx2Pack4>(grid, dt, block, particles);
 }
-__attribute__((target("avx2,fma"), flatten)) void UpdateConstitutiveRangeAvx2(const std::vector<Material>& materials,
-                                                                              int begin, int end,
-                                                                              Particles& particles) {
-  UpdateConstitutiveRange(materials, begin, end, particles);
+__attribute__((target("avx2,fma"), flatten)) void UpdateConstitutiveRangeAvx2(
+    const std::vector<Material>& materials, const std::vector<const LinearCorotatedModel*>& linear_corotated, int begin,
+    int end, Particles& particles) {
+  UpdateConstitutiveRange(materials, linear_corotated, begin, end, particles);
 }
 #endif
 
@@ -317,10 +324,7 @@ void ForceBaselineTransferKernels(bool forced) {
 void ParticleToGrid(const Particles& particles, const std::vector<Material>& materials, double stress_dt,
                     SparseGrid& grid) {
   grid.Rebuild(particles.position);
-  std::vector<const LinearCorotatedModel*> linear_corotated(materials.size());
-  for (std::size_t m = 0; m < materials.size(); ++m) {
-    linear_corotated[m] = dynamic_cast<const LinearCorotatedModel*>(materials[m].constitutive_model.get());
-  }
+  const std::vector<const LinearCorotatedModel*> linear_corotated = LinearCorotatedModels(materials);
   const ScatterInputs inputs{particles, materials, linear_corotated, grid, stress_dt};
   const ScatterBlockKernel scatter = SelectScatterBlockKernel();
   grid.ScatterParticleBlocks([&](int block, SparseGrid::HaloBox& halo) { scatter(inputs, block, halo); });
@@ -343,11 +347,12 @@ void GridToParticle(const SparseGrid& grid, double dt, Particles& particles) {
 void UpdateConstitutiveState(const std::vector<Material>& materials, Particles& particles) {
   const int count = static_cast<int>(particles.size());
   const ConstitutiveUpdateKernel update = SelectConstitutiveUpdateKernel();
+  const std::vector<const LinearCorotatedModel*> linear_corotated = LinearCorotatedModels(materials);
   constexpr int kChunk = 256;
   const int chunk_count = (count + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static)
   for (int chunk = 0; chunk < chunk_count; ++chunk) {
-    update(materials, chunk * kChunk, std::min(count, (chunk + 1) * kChunk), particles);
+    update(materials, linear_corotated, chunk * kChunk, std::min(count, (chunk + 1) * kChunk), particles);
   }
 }
 

@@ -70,10 +70,9 @@ class BallOnSlope final : public Scenario {
 
     // The ball touches the slope near its upper end.
     const Vector3 center = (-half_length + 2.0 * radius_) * downhill_ + radius_ * normal_;
-    mpm::ConstitutiveModelKind model;
-    mpm::ParseConstitutiveModelKind(parameters.GetString("constitutive_model"), &model);
     const double density = parameters.GetDouble("density");
-    world.materials.push_back(mpm::MakeMaterial("ball", model, density, parameters.GetDouble("youngs_modulus"),
+    world.materials.push_back(mpm::MakeMaterial("ball", parameters.GetString("constitutive_model"), density,
+                                                parameters.GetDouble("youngs_modulus"),
                                                 parameters.GetDouble("poisson_ratio")));
     mpm::SamplingOptions sampling;
     sampling.grid_spacing = parameters.GetDouble("grid_spacing");
@@ -208,8 +207,7 @@ ScenarioInfo BallOnSlopeInfo() {
           {"youngs_modulus", 1e8, "Pa", "Stiff enough that the ball moves like a rigid one.", Positive()},
           {"poisson_ratio", 0.2, "1", "Poisson's ratio of the ball.", InHalfOpenRange(0.0, 0.5)},
           {"constitutive_model", std::string("linear_corotated"), "",
-           "Elastic model of the ball (seed 000 uses linear corotated).",
-           OneOf({"linear_corotated", "fixed_corotated"})},
+           "Elastic model of the ball (seed 000 uses linear corotated).", OneOf(mpm::ConstitutiveModelNames())},
           {"slope_angle_deg", 45.0, "deg", "Slope inclination theta.", InClosedRange(0.0, 80.0)},
           {"mu", 0.0, "1", "Friction coefficient between ball and slope; rolls when mu > 2/7 tan(theta).",
            NonNegative()},

@@ -68,9 +68,9 @@ class CloseLiftShake final : public Scenario {
     world.gravity = Vector3(0.0, 0.0, -parameters.GetDouble("gravity"));
 
     // The stack along x: elastic | rigid | elastic, each a cube of edge `side` centred at z = 0.
-    world.materials.push_back(mpm::MakeMaterial(
-        "elastic", mpm::ConstitutiveModelKind::kLinearCorotated, parameters.GetDouble("elastic_density"),
-        parameters.GetDouble("youngs_modulus"), parameters.GetDouble("poisson_ratio")));
+    world.materials.push_back(mpm::MakeMaterial("elastic", "linear_corotated", parameters.GetDouble("elastic_density"),
+                                                parameters.GetDouble("youngs_modulus"),
+                                                parameters.GetDouble("poisson_ratio")));
     mpm::SamplingOptions sampling;
     sampling.grid_spacing = world.grid_spacing;
     sampling.particles_per_cell = parameters.GetDouble("particles_per_cell");

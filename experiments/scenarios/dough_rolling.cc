@@ -152,9 +152,9 @@ class DoughRolling final : public Scenario {
     // Dough: linear corotated with von Mises plasticity (seed 000 §VII-C). Sampled in the box
     // [0, L] × [0, W] × [0, H], which the lattice s(k + ½) fills with whole particles when
     // the sides are multiples of s, then centred over the origin, resting on the table.
-    world.materials.push_back(mpm::MakeMaterial(
-        "dough", mpm::ConstitutiveModelKind::kLinearCorotated, density, parameters.GetDouble("youngs_modulus"),
-        parameters.GetDouble("poisson_ratio"), parameters.GetDouble("yield_stress")));
+    world.materials.push_back(
+        mpm::MakeMaterial("dough", "linear_corotated", density, parameters.GetDouble("youngs_modulus"),
+                          parameters.GetDouble("poisson_ratio"), parameters.GetDouble("yield_stress")));
     mpm::SamplingOptions sampling;
     sampling.grid_spacing = world.grid_spacing;
     sampling.particles_per_cell = parameters.GetDouble("particles_per_cell");

@@ -145,15 +145,13 @@ std::vector<ParameterSpec> ElasticMaterialSpecs(const std::string& prefix, doubl
       {prefix + "constitutive_model", default_model, "",
        model_reason.empty() ? "Elastic model of the MPM material; fixed corotated as in [P] and [T] (spec §1.9, §4.1)."
                             : model_reason,
-       OneOf({"fixed_corotated", "linear_corotated"})},
+       OneOf(mpm::ConstitutiveModelNames())},
   };
 }
 
 mpm::Material MakeElasticMaterial(const ParameterSet& parameters, const std::string& prefix, const std::string& name) {
-  mpm::ConstitutiveModelKind model = mpm::ConstitutiveModelKind::kFixedCorotated;
-  mpm::ParseConstitutiveModelKind(parameters.GetString(prefix + "constitutive_model"), &model);
-  return mpm::MakeMaterial(name, model, parameters.GetDouble(prefix + "density"),
-                           parameters.GetDouble(prefix + "youngs_modulus"),
+  return mpm::MakeMaterial(name, parameters.GetString(prefix + "constitutive_model"),
+                           parameters.GetDouble(prefix + "density"), parameters.GetDouble(prefix + "youngs_modulus"),
                            parameters.GetDouble(prefix + "poisson_ratio"));
 }
 

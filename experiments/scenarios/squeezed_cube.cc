@@ -43,7 +43,7 @@ class SqueezedCube final : public Scenario {
 
     // The cube, centred at the origin.
     const double density = cube_mass_ / (side * side * side);
-    world.materials.push_back(mpm::MakeMaterial("cube", mpm::ConstitutiveModelKind::kLinearCorotated, density,
+    world.materials.push_back(mpm::MakeMaterial("cube", "linear_corotated", density,
                                                 parameters.GetDouble("youngs_modulus"),
                                                 parameters.GetDouble("poisson_ratio")));
     mpm::SamplingOptions sampling;

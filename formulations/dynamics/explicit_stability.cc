@@ -25,7 +25,7 @@ double BodyRadius(const rigid::RigidBody& body) {
 ExplicitSpeeds MeasureExplicitSpeeds(const World& world) {
   ExplicitSpeeds speeds;
   for (const mpm::Material& material : world.materials) {
-    speeds.wave_speed = std::max(speeds.wave_speed, material.DilatationalWaveSpeed());
+    speeds.wave_speed = std::max(speeds.wave_speed, material.WaveSpeed());
   }
   double max_speed = 0.0;
   const int count = static_cast<int>(world.particles.size());

@@ -14,6 +14,7 @@
 
 #include "formulations/phase_clock.h"
 #include "mpm/bspline.h"
+#include "mpm/constitutive/linear_corotated.h"
 
 namespace contactlab::dynamics {
 namespace {
@@ -199,7 +200,8 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
   materials_.assign(materials.size(), MaterialData{});
   for (std::size_t m = 0; m < materials.size(); ++m) {
     materials_[m].model = materials[m].constitutive_model;
-    materials_[m].linear_corotated = materials[m].constitutive_model->name() == "linear_corotated";
+    materials_[m].linear_corotated =
+        dynamic_cast<const mpm::LinearCorotatedModel*>(materials[m].constitutive_model.get()) != nullptr;
     materials_[m].shear_modulus = materials[m].lame.shear_modulus;
     materials_[m].first_lame_parameter = materials[m].lame.first_lame_parameter;
   }

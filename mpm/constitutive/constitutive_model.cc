@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "mpm/constitutive/fixed_corotated.h"
 #include "mpm/constitutive/linear_corotated.h"
@@ -23,36 +24,45 @@ LameParameters LameParameters::FromYoungsModulus(double youngs_modulus_pa, doubl
   return lame;
 }
 
-bool ParseConstitutiveModelKind(std::string_view text, ConstitutiveModelKind* kind) {
-  if (text == "fixed_corotated") {
-    *kind = ConstitutiveModelKind::kFixedCorotated;
-    return true;
-  }
-  if (text == "linear_corotated") {
-    *kind = ConstitutiveModelKind::kLinearCorotated;
-    return true;
-  }
-  return false;
+double LameParameters::DilatationalWaveSpeed(double density) const {
+  return std::sqrt((first_lame_parameter + 2.0 * shear_modulus) / density);
 }
 
-std::string_view ToString(ConstitutiveModelKind kind) {
-  switch (kind) {
-    case ConstitutiveModelKind::kFixedCorotated:
-      return "fixed_corotated";
-    case ConstitutiveModelKind::kLinearCorotated:
-      return "linear_corotated";
-  }
-  throw std::invalid_argument("unknown constitutive model kind");
+const std::vector<ConstitutiveModelEntry>& ConstitutiveModelRegistry() {
+  static const std::vector<ConstitutiveModelEntry> registry = {
+      {"fixed_corotated", "fixed corotated elasticity (Stomakhin et al. 2012)", false,
+       [](const MaterialConstants& constants) -> std::unique_ptr<ConstitutiveModel> {
+         return std::make_unique<FixedCorotatedModel>(constants.lame);
+       }},
+      {"linear_corotated",
+       "linear corotated elasticity about the lagged rotation (seed 000 eq. 19-21); with a yield stress, the lagged "
+       "von Mises return mapping (seed 000 Algorithm 1)",
+       true,
+       [](const MaterialConstants& constants) -> std::unique_ptr<ConstitutiveModel> {
+         return std::make_unique<LinearCorotatedModel>(constants.lame, constants.yield_stress);
+       }},
+  };
+  return registry;
 }
 
-std::unique_ptr<ConstitutiveModel> MakeConstitutiveModel(ConstitutiveModelKind kind, LameParameters lame) {
-  switch (kind) {
-    case ConstitutiveModelKind::kFixedCorotated:
-      return std::make_unique<FixedCorotatedModel>(lame);
-    case ConstitutiveModelKind::kLinearCorotated:
-      return std::make_unique<LinearCorotatedModel>(lame);
+std::vector<std::string> ConstitutiveModelNames() {
+  std::vector<std::string> names;
+  for (const ConstitutiveModelEntry& entry : ConstitutiveModelRegistry()) names.emplace_back(entry.name);
+  return names;
+}
+
+std::unique_ptr<ConstitutiveModel> MakeConstitutiveModel(std::string_view name, const MaterialConstants& constants) {
+  for (const ConstitutiveModelEntry& entry : ConstitutiveModelRegistry()) {
+    if (entry.name != name) continue;
+    if (constants.yield_stress != 0.0 && !entry.accepts_yield_stress) {
+      throw std::invalid_argument("constitutive model '" + std::string(name) +
+                                  "' has no plasticity: its yield stress must be 0");
+    }
+    return entry.make(constants);
   }
-  throw std::invalid_argument("unknown constitutive model kind");
+  std::string known;
+  for (const std::string& known_name : ConstitutiveModelNames()) known += (known.empty() ? "" : ", ") + known_name;
+  throw std::invalid_argument("unknown constitutive model '" + std::string(name) + "' (known: " + known + ")");
 }
 
 }  // namespace contactlab::mpm

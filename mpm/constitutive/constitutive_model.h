@@ -1,7 +1,10 @@
 #pragma once
 // One interface for hyperelastic energy densities, shared by the explicit and implicit
 // MPM solvers: the energy Ψ(F), the first Piola–Kirchhoff stress P = ∂Ψ/∂F and its
-// derivative dP/dF (the per-particle elasticity tangent).
+// derivative dP/dF (the per-particle elasticity tangent), the wave speed that bounds an
+// explicit step, and the end-of-step update of the particle's internal state (the lagged
+// rotation, plasticity). Every model is registered once, in the table of
+// constitutive_model.cc, which scene keys, parsing and construction read.
 //
 // Some models are defined relative to a reference rotation R0 that is lagged from the
 // previous time step (linear corotated, seed 000 eq. 19–21). Every call therefore takes
@@ -9,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mpm/types.h"
 
@@ -19,6 +23,8 @@ struct LameParameters {
   double shear_modulus = 0.0;         // μ_L [Pa]
   double first_lame_parameter = 0.0;  // λ [Pa]
   static LameParameters FromYoungsModulus(double youngs_modulus_pa, double poisson_ratio);
+  // Dilatational (P-wave) speed √((λ + 2μ_L)/ρ) [m/s] for density ρ [kg/m³] (spec-sap-qn §2.7).
+  double DilatationalWaveSpeed(double density) const;
 };
 
 class ConstitutiveModel {
@@ -33,14 +39,39 @@ class ConstitutiveModel {
   // dP/dF [Pa], column-major flattening (see Matrix9). Symmetric for hyperelastic models.
   virtual Matrix9 FirstPiolaStressDerivative(const Matrix3& deformation_gradient,
                                              const Matrix3& reference_rotation) const = 0;
+  // Speed of the fastest wave in a material of density ρ [kg/m³], √(stiffness/ρ) [m/s]: the
+  // explicit limit h/c and quasi_newton's substeps come from it.
+  virtual double WaveSpeed(double density) const = 0;
+  // Whether UpdateState may change F^E (a plasticity model is part of this one).
+  virtual bool is_plastic() const { return false; }
+  // The particle's state after each step or substep changed its F^E: the lagged rotation
+  // R0 the model reads next time and, for plastic models, the return mapping onto the yield
+  // surface (F^E projected, F = F^E F^P kept). Default: nothing to update.
+  virtual void UpdateState(Matrix3& /*elastic_deformation_gradient*/, Matrix3& /*reference_rotation*/,
+                           Matrix3& /*plastic_deformation_gradient*/) const {}
 };
 
-enum class ConstitutiveModelKind { kFixedCorotated, kLinearCorotated };
+// The constants a material gives its model.
+struct MaterialConstants {
+  LameParameters lame;
+  double yield_stress = 0.0;  // von Mises η [Pa]; 0: elastic
+};
 
-// Parses "fixed_corotated" | "linear_corotated"; returns false on an unknown name.
-bool ParseConstitutiveModelKind(std::string_view text, ConstitutiveModelKind* kind);
-std::string_view ToString(ConstitutiveModelKind kind);
+// One registered model: its key value, what it is, whether it takes a yield stress, and
+// how to build it.
+struct ConstitutiveModelEntry {
+  std::string_view name;
+  std::string_view description;
+  bool accepts_yield_stress = false;
+  std::unique_ptr<ConstitutiveModel> (*make)(const MaterialConstants& constants) = nullptr;
+};
 
-std::unique_ptr<ConstitutiveModel> MakeConstitutiveModel(ConstitutiveModelKind kind, LameParameters lame);
+// Every model, in the order scene keys list them.
+const std::vector<ConstitutiveModelEntry>& ConstitutiveModelRegistry();
+std::vector<std::string> ConstitutiveModelNames();
+
+// The registered model `name` with these constants. Throws std::invalid_argument naming an
+// unknown model (and the known ones) or a yield stress on a model without plasticity.
+std::unique_ptr<ConstitutiveModel> MakeConstitutiveModel(std::string_view name, const MaterialConstants& constants);
 
 }  // namespace contactlab::mpm

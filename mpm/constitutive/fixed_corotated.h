@@ -22,6 +22,8 @@ class FixedCorotatedModel final : public ConstitutiveModel {
   // regularized, see fixed_corotated.cc.
   Matrix9 FirstPiolaStressDerivative(const Matrix3& deformation_gradient,
                                      const Matrix3& reference_rotation) const override;
+  // The dilatational wave speed √((λ + 2μ_L)/ρ) of the linearized model.
+  double WaveSpeed(double density) const override { return lame_.DilatationalWaveSpeed(density); }
 
  private:
   LameParameters lame_;

@@ -636,8 +636,8 @@ constexpr double kSubstepTimeStep = 1e-4;  // δt [s], below h/c for E ≤ 1e6 P
 const Vector3 kGravity(0.0, 0.0, -9.81);
 
 std::vector<mpm::Material> SubstepMaterials() {
-  return {mpm::MakeMaterial("soft", mpm::ConstitutiveModelKind::kLinearCorotated, 1000.0, 1e5, 0.3),
-          mpm::MakeMaterial("stiff", mpm::ConstitutiveModelKind::kLinearCorotated, 1200.0, 1e6, 0.4, 1e4)};
+  return {mpm::MakeMaterial("soft", "linear_corotated", 1000.0, 1e5, 0.3),
+          mpm::MakeMaterial("stiff", "linear_corotated", 1200.0, 1e6, 0.4, 1e4)};
 }
 
 // A jittered block of 8 particles per cell, deformed and moving: random velocities, affine
@@ -901,7 +901,7 @@ TEST(EmulatedExplicitSubstep, SeveralSubstepsMatchTheCpuTransfers) {
 TEST(CudaExplicitSubstepHost, RejectsMaterialsWithoutADeviceModel) {
 #ifdef CONTACTLAB_WITH_CUDA
   std::vector<mpm::Material> materials = SubstepMaterials();
-  materials.push_back(mpm::MakeMaterial("rubber", mpm::ConstitutiveModelKind::kFixedCorotated, 1000.0, 1e5, 0.3));
+  materials.push_back(mpm::MakeMaterial("rubber", "fixed_corotated", 1000.0, 1e5, 0.3));
   CudaExplicitSubstep substep(kSubstepSpacing);
   EXPECT_THROW(substep.Upload(SubstepParticles(2, 1), materials), std::invalid_argument);
   EXPECT_THROW(CudaExplicitSubstep(0.0), std::invalid_argument);

@@ -562,7 +562,7 @@ TEST(QuasiNewtonFormulation, OneAndTwoThreadsGiveTheSameTrajectory) {
 void ExpectBackendFollowsTheCpuTrajectory(quasi_newton::Backend backend) {
   const auto make_world = [] {
     World world = test_worlds::CubeHitsBox();
-    world.materials[0] = mpm::MakeMaterial("cube", mpm::ConstitutiveModelKind::kLinearCorotated, 1000.0, 1e5, 0.3, 2e3);
+    world.materials[0] = mpm::MakeMaterial("cube", "linear_corotated", 1000.0, 1e5, 0.3, 2e3);
     return world;
   };
   World cpu_world = make_world();
@@ -614,7 +614,7 @@ TEST(QuasiNewtonFormulation, EmulatedDeviceBackendFollowsTheCpuTrajectory) {
 // A material without a device model stops the run with an input error naming the backend.
 TEST(QuasiNewtonFormulation, DeviceBackendRefusesMaterialsWithoutADeviceModel) {
   World world = test_worlds::CubeHitsBox();
-  world.materials[0] = mpm::MakeMaterial("rubber", mpm::ConstitutiveModelKind::kFixedCorotated, 1000.0, 1e5, 0.3);
+  world.materials[0] = mpm::MakeMaterial("rubber", "fixed_corotated", 1000.0, 1e5, 0.3);
   QuasiNewtonFormulationOptions options = FormulationOptions(3);
   options.backend = quasi_newton::Backend::kEmulated;
   QuasiNewtonFormulation formulation(options);
@@ -703,7 +703,7 @@ TEST(QuasiNewtonFormulation, RigidStepCapPutsTheExplicitSpringAtTheGivenRatio) {
       "cube", {rigid::Geometry{rigid::Shape::Box(Vector3::Constant(0.5 * side)), rigid::Pose{}, 0.5}}, 400.0,
       rigid::Pose{}));
   const double mass = world.bodies[0].mass;  // 0.4 kg
-  world.materials.push_back(mpm::MakeMaterial("m", mpm::ConstitutiveModelKind::kLinearCorotated, 1000.0, 1e5, 0.3));
+  world.materials.push_back(mpm::MakeMaterial("m", "linear_corotated", 1000.0, 1e5, 0.3));
   std::vector<contact::ParticleContact> contacts;
   const int per_side = 10;
   for (int i = 0; i < per_side; ++i) {

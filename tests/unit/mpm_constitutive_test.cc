@@ -217,7 +217,7 @@ double MaxAbs(const Eigen::MatrixBase<Derived>& matrix) {
 
 TEST(MpmConstitutiveTest, FixedCorotatedStressIsEnergyGradient) {
   for (const LameParameters& lame : TestLameParameters()) {
-    const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
+    const auto model = MakeConstitutiveModel("fixed_corotated", MaterialConstants{lame});
     const double tolerance = kAutodiffRelativeTolerance * StressScale(lame);
     for (const Matrix3& gradient : PositiveDeterminantGradients()) {
       const Jet9 energy = FixedCorotatedEnergy(SeededJetMatrix(gradient), lame);
@@ -231,7 +231,7 @@ TEST(MpmConstitutiveTest, FixedCorotatedStressIsEnergyGradient) {
 
 TEST(MpmConstitutiveTest, FixedCorotatedTangentIsStressJacobian) {
   for (const LameParameters& lame : TestLameParameters()) {
-    const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
+    const auto model = MakeConstitutiveModel("fixed_corotated", MaterialConstants{lame});
     const double tolerance = kAutodiffRelativeTolerance * StressScale(lame);
     for (const Matrix3& gradient : PositiveDeterminantGradients()) {
       const Matrix9 reference = JacobianFromJet(FixedCorotatedStress(SeededJetMatrix(gradient), lame));
@@ -246,7 +246,7 @@ TEST(MpmConstitutiveTest, FixedCorotatedTangentIsStressJacobian) {
 TEST(MpmConstitutiveTest, FixedCorotatedIgnoresReferenceRotation) {
   std::mt19937 generator(5);
   const LameParameters lame = LameParameters::FromYoungsModulus(1e5, 0.4);
-  const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
+  const auto model = MakeConstitutiveModel("fixed_corotated", MaterialConstants{lame});
   const Matrix3 gradient = Matrix3::Identity() + RandomMatrix(generator, 0.3);
   const Matrix3 reference_rotation = RandomRotation(generator);
   EXPECT_EQ(model->EnergyDensity(gradient, Matrix3::Identity()), model->EnergyDensity(gradient, reference_rotation));
@@ -264,7 +264,7 @@ TEST(MpmConstitutiveTest, FixedCorotatedIgnoresReferenceRotation) {
 TEST(MpmConstitutiveTest, FixedCorotatedInvertedStateMatchesCentralDifferences) {
   std::mt19937 generator(29);
   const LameParameters lame = LameParameters::FromYoungsModulus(1e5, 0.4);
-  const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
+  const auto model = MakeConstitutiveModel("fixed_corotated", MaterialConstants{lame});
   const double tolerance = 1e-7 * StressScale(lame);
   constexpr double kStep = 1e-5;
   for (int trial = 0; trial < 5; ++trial) {
@@ -300,7 +300,7 @@ TEST(MpmConstitutiveTest, FixedCorotatedSmallStrainApproachesLinearElasticity) {
   // 30 (μ_L + λ) a² = 3e-7 (μ_L + λ) for a = 1e-4, against first-order terms of ~1e-4 (μ_L + λ).
   std::mt19937 generator(3);
   const LameParameters lame = LameParameters::FromYoungsModulus(1e5, 0.4);
-  const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
+  const auto model = MakeConstitutiveModel("fixed_corotated", MaterialConstants{lame});
   constexpr double kAmplitude = 1e-4;
   for (int trial = 0; trial < 5; ++trial) {
     const Matrix3 displacement_gradient = RandomMatrix(generator, kAmplitude);
@@ -315,7 +315,7 @@ TEST(MpmConstitutiveTest, FixedCorotatedSmallStrainApproachesLinearElasticity) {
 TEST(MpmConstitutiveTest, FixedCorotatedRotationIsStressFree) {
   std::mt19937 generator(23);
   const LameParameters lame = LameParameters::FromYoungsModulus(1e8, 0.2);
-  const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kFixedCorotated, lame);
+  const auto model = MakeConstitutiveModel("fixed_corotated", MaterialConstants{lame});
   for (int trial = 0; trial < 5; ++trial) {
     const Matrix3 rotation = RandomRotation(generator);
     // R is orthonormal to O(ε), so F − R and J − 1 are O(ε): P = O(10 ε (μ_L + λ)).
@@ -337,7 +337,7 @@ std::vector<Matrix3> ReferenceRotationsFor(const Matrix3& gradient, std::mt19937
 TEST(MpmConstitutiveTest, LinearCorotatedStressIsEnergyGradient) {
   std::mt19937 generator(41);
   for (const LameParameters& lame : TestLameParameters()) {
-    const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kLinearCorotated, lame);
+    const auto model = MakeConstitutiveModel("linear_corotated", MaterialConstants{lame});
     const double tolerance = kAutodiffRelativeTolerance * StressScale(lame);
     for (const Matrix3& gradient : PositiveDeterminantGradients()) {
       for (const Matrix3& reference_rotation : ReferenceRotationsFor(gradient, generator)) {
@@ -352,7 +352,7 @@ TEST(MpmConstitutiveTest, LinearCorotatedStressIsEnergyGradient) {
 TEST(MpmConstitutiveTest, LinearCorotatedTangentIsStressJacobian) {
   std::mt19937 generator(43);
   for (const LameParameters& lame : TestLameParameters()) {
-    const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kLinearCorotated, lame);
+    const auto model = MakeConstitutiveModel("linear_corotated", MaterialConstants{lame});
     const double tolerance = kAutodiffRelativeTolerance * StressScale(lame);
     for (const Matrix3& gradient : PositiveDeterminantGradients()) {
       for (const Matrix3& reference_rotation : ReferenceRotationsFor(gradient, generator)) {
@@ -375,7 +375,7 @@ TEST(MpmConstitutiveTest, LinearCorotatedWithIdentityReferenceIsLinearElasticity
   // ≲ 10 eps (μ_L + λ)|ε|; 64 eps is the bound.
   std::mt19937 generator(47);
   const LameParameters lame = LameParameters::FromYoungsModulus(1e5, 0.4);
-  const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kLinearCorotated, lame);
+  const auto model = MakeConstitutiveModel("linear_corotated", MaterialConstants{lame});
   for (int trial = 0; trial < 5; ++trial) {
     const Matrix3 displacement_gradient = RandomMatrix(generator, 1e-3);
     const Matrix3 strain = 0.5 * (displacement_gradient + displacement_gradient.transpose());
@@ -394,7 +394,7 @@ TEST(MpmConstitutiveTest, LinearCorotatedWithIdentityReferenceIsLinearElasticity
 TEST(MpmConstitutiveTest, LinearCorotatedReferenceRotationIsStressFree) {
   std::mt19937 generator(53);
   const LameParameters lame = LameParameters::FromYoungsModulus(1e8, 0.2);
-  const auto model = MakeConstitutiveModel(ConstitutiveModelKind::kLinearCorotated, lame);
+  const auto model = MakeConstitutiveModel("linear_corotated", MaterialConstants{lame});
   for (int trial = 0; trial < 5; ++trial) {
     const Matrix3 rotation = RandomRotation(generator);
     // R0ᵀR = I + O(ε), so Ê = O(ε) and P = O(10 ε (μ_L + λ)).
@@ -425,42 +425,56 @@ TEST(MpmConstitutiveTest, LameConversionMatchesTabulatedValues) {
   EXPECT_THROW(LameParameters::FromYoungsModulus(0.0, 0.3), std::invalid_argument);
 }
 
-TEST(MpmConstitutiveTest, ModelKindParsingAndFactory) {
-  for (const ConstitutiveModelKind kind :
-       {ConstitutiveModelKind::kFixedCorotated, ConstitutiveModelKind::kLinearCorotated}) {
-    ConstitutiveModelKind parsed = ConstitutiveModelKind::kFixedCorotated;
-    ASSERT_TRUE(ParseConstitutiveModelKind(ToString(kind), &parsed));
-    EXPECT_EQ(parsed, kind);
-    const auto model = MakeConstitutiveModel(kind, LameParameters::FromYoungsModulus(1e5, 0.3));
-    EXPECT_EQ(model->name(), ToString(kind));
+// Every model is registered once: its name lists in the scene keys and builds the model.
+TEST(MpmConstitutiveTest, RegistryListsAndBuildsEveryModel) {
+  const std::vector<std::string> names = ConstitutiveModelNames();
+  EXPECT_EQ(names, (std::vector<std::string>{"fixed_corotated", "linear_corotated"}));
+  for (const std::string& name : names) {
+    const auto model = MakeConstitutiveModel(name, MaterialConstants{LameParameters::FromYoungsModulus(1e5, 0.3)});
+    EXPECT_EQ(model->name(), name);
+    EXPECT_FALSE(model->is_plastic());
   }
-  EXPECT_EQ(ToString(ConstitutiveModelKind::kFixedCorotated), "fixed_corotated");
-  EXPECT_EQ(ToString(ConstitutiveModelKind::kLinearCorotated), "linear_corotated");
-  ConstitutiveModelKind untouched = ConstitutiveModelKind::kLinearCorotated;
-  EXPECT_FALSE(ParseConstitutiveModelKind("neo_hookean", &untouched));
-  EXPECT_FALSE(ParseConstitutiveModelKind("", &untouched));
-  EXPECT_EQ(untouched, ConstitutiveModelKind::kLinearCorotated);
+  try {
+    MakeConstitutiveModel("neo_hookean", MaterialConstants{});
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("'neo_hookean' (known: fixed_corotated, linear_corotated)"),
+              std::string::npos)
+        << error.what();
+  }
+  // Plasticity belongs to the model: linear corotated takes a yield stress, fixed corotated
+  // has none and refuses one instead of ignoring it.
+  const MaterialConstants plastic{LameParameters::FromYoungsModulus(1e5, 0.3), 1e3};
+  EXPECT_TRUE(MakeConstitutiveModel("linear_corotated", plastic)->is_plastic());
+  EXPECT_THROW(MakeConstitutiveModel("fixed_corotated", plastic), std::invalid_argument);
 }
 
 TEST(MpmConstitutiveTest, MakeMaterialFillsDerivedQuantities) {
-  const Material ball = MakeMaterial("ball", ConstitutiveModelKind::kLinearCorotated, 1000.0, 1e8, 0.2);
+  const Material ball = MakeMaterial("ball", "linear_corotated", 1000.0, 1e8, 0.2);
   EXPECT_EQ(ball.name, "ball");
   EXPECT_FALSE(ball.is_plastic());
   EXPECT_NEAR(ball.lame.shear_modulus, 125e6 / 3.0, 4.0 * kEpsilon * ball.lame.shear_modulus);
   ASSERT_NE(ball.constitutive_model, nullptr);
   EXPECT_EQ(ball.constitutive_model->name(), "linear_corotated");
   // c = sqrt((λ + 2μ_L)/ρ) = sqrt(1e8/0.9/1000) = 333.33 m/s (spec-sap-qn §2.7, E1).
-  EXPECT_NEAR(ball.DilatationalWaveSpeed(), std::sqrt(1e8 / 0.9 / 1000.0), 1e-12);
+  EXPECT_NEAR(ball.WaveSpeed(), std::sqrt(1e8 / 0.9 / 1000.0), 1e-12);
 
-  const Material dough = MakeMaterial("dough", ConstitutiveModelKind::kFixedCorotated, 1000.0, 1e5, 0.4, 6000.0);
+  const Material dough = MakeMaterial("dough", "linear_corotated", 1000.0, 1e5, 0.4, 6000.0);
   EXPECT_TRUE(dough.is_plastic());
-  EXPECT_EQ(dough.constitutive_model->name(), "fixed_corotated");
+  EXPECT_EQ(dough.constitutive_model->name(), "linear_corotated");
   // Table value 14.6 m/s for E2 (3 digits).
-  EXPECT_NEAR(dough.DilatationalWaveSpeed(), 14.6, 0.05);
+  EXPECT_NEAR(dough.WaveSpeed(), 14.6, 0.05);
+  // The same constants under fixed corotated, which has no plasticity: refused, named.
+  try {
+    MakeMaterial("dough", "fixed_corotated", 1000.0, 1e5, 0.4, 6000.0);
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "material 'dough': constitutive model 'fixed_corotated' has no plasticity: its yield stress must be 0");
+  }
 
-  EXPECT_THROW(MakeMaterial("bad", ConstitutiveModelKind::kLinearCorotated, 0.0, 1e5, 0.3), std::invalid_argument);
-  EXPECT_THROW(MakeMaterial("bad", ConstitutiveModelKind::kLinearCorotated, 1000.0, 1e5, 0.3, -1.0),
-               std::invalid_argument);
+  EXPECT_THROW(MakeMaterial("bad", "linear_corotated", 0.0, 1e5, 0.3), std::invalid_argument);
+  EXPECT_THROW(MakeMaterial("bad", "linear_corotated", 1000.0, 1e5, 0.3, -1.0), std::invalid_argument);
 }
 
 }  // namespace

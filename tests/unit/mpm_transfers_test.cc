@@ -216,6 +216,11 @@ class ForwardingModel final : public ConstitutiveModel {
   Matrix9 FirstPiolaStressDerivative(const Matrix3& f, const Matrix3& r0) const override {
     return model_->FirstPiolaStressDerivative(f, r0);
   }
+  double WaveSpeed(double density) const override { return model_->WaveSpeed(density); }
+  bool is_plastic() const override { return model_->is_plastic(); }
+  void UpdateState(Matrix3& elastic, Matrix3& rotation, Matrix3& plastic) const override {
+    model_->UpdateState(elastic, rotation, plastic);
+  }
 
  private:
   std::shared_ptr<const ConstitutiveModel> model_;
@@ -239,7 +244,7 @@ TEST(Transfers, LinearCorotatedStressPathMatchesTheVirtualOne) {
   // model goes through the virtual interface. Both must scatter the same momenta.
   const double spacing = 0.1;
   const Particles particles = DeformedRandomParticles(1000, spacing, 31);
-  std::vector<Material> direct = {MakeMaterial("m", ConstitutiveModelKind::kLinearCorotated, 1000, 1e5, 0.3)};
+  std::vector<Material> direct = {MakeMaterial("m", "linear_corotated", 1000, 1e5, 0.3)};
   std::vector<Material> forwarded = direct;
   forwarded[0].constitutive_model = std::make_shared<ForwardingModel>(direct[0].constitutive_model);
   SparseGrid direct_grid(spacing), forwarded_grid(spacing);
@@ -255,6 +260,39 @@ TEST(Transfers, LinearCorotatedStressPathMatchesTheVirtualOne) {
   }
 }
 
+TEST(Transfers, ConstitutiveUpdateTakesTheModelsOwnStateUpdate) {
+  // UpdateConstitutiveState calls LinearCorotatedModel's UpdateState directly and any other
+  // model's through the virtual interface: the same R0, F^E and F^P, with plasticity (the
+  // von Mises return mapping yields most of these strongly deformed particles) and without.
+  for (const double yield_stress : {0.0, 2e3}) {
+    Particles direct_particles = DeformedRandomParticles(500, 0.1, 37);
+    Particles forwarded_particles = direct_particles;
+    std::vector<Material> direct = {MakeMaterial("m", "linear_corotated", 1000, 1e5, 0.3, yield_stress)};
+    std::vector<Material> forwarded = direct;
+    forwarded[0].constitutive_model = std::make_shared<ForwardingModel>(direct[0].constitutive_model);
+    UpdateConstitutiveState(direct, direct_particles);
+    UpdateConstitutiveState(forwarded, forwarded_particles);
+    int yielded = 0;
+    for (std::size_t p = 0; p < direct_particles.size(); ++p) {
+      EXPECT_LE((direct_particles.reference_rotation[p] - forwarded_particles.reference_rotation[p]).norm(), 1e-12);
+      EXPECT_LE((direct_particles.deformation_gradient[p] - forwarded_particles.deformation_gradient[p]).norm(), 1e-12);
+      EXPECT_LE((direct_particles.plastic_deformation_gradient[p] - forwarded_particles.plastic_deformation_gradient[p])
+                    .norm(),
+                1e-12);
+      EXPECT_LE((direct_particles.reference_rotation[p].transpose() * direct_particles.reference_rotation[p] -
+                 Matrix3::Identity())
+                    .norm(),
+                1e-12);
+      yielded += (direct_particles.plastic_deformation_gradient[p] - Matrix3::Identity()).norm() > 1e-6 ? 1 : 0;
+    }
+    if (yield_stress > 0.0) {
+      EXPECT_GT(yielded, 250);
+    } else {
+      EXPECT_EQ(yielded, 0);
+    }
+  }
+}
+
 TEST(Transfers, ParticleToGridAndBackMatchNodeByNodeSums) {
   // The transfers against the formulas evaluated node by node through FindNode: P2G
   //   m_i = Σ_p w m_p,  (m v)_i = Σ_p w [m_p v_p + (m_p C_p − Δt D⁻¹ V_p P_p F_pᵀ)(x_i − x_p)],
@@ -262,8 +300,8 @@ TEST(Transfers, ParticleToGridAndBackMatchNodeByNodeSums) {
   const double spacing = 0.1, dt = 1e-3;
   const double inverse_inertia = ApicInverseInertiaScale(spacing);
   Particles particles = DeformedRandomParticles(1000, spacing, 41);
-  std::vector<Material> materials = {MakeMaterial("m", ConstitutiveModelKind::kLinearCorotated, 1000, 1e5, 0.3),
-                                     MakeMaterial("f", ConstitutiveModelKind::kFixedCorotated, 800, 3e5, 0.2)};
+  std::vector<Material> materials = {MakeMaterial("m", "linear_corotated", 1000, 1e5, 0.3),
+                                     MakeMaterial("f", "fixed_corotated", 800, 3e5, 0.2)};
   for (std::size_t p = 0; p < particles.size(); p += 3) particles.material[p] = 1;
   SparseGrid grid(spacing);
   ParticleToGrid(particles, materials, dt, grid);
@@ -331,7 +369,7 @@ TEST(Transfers, ParticleToGridAndBackMatchNodeByNodeSums) {
 TEST(Transfers, ParticleToGridConservesMassAndMomentum) {
   const double spacing = 0.1;
   const Particles particles = RandomParticles(500, spacing, 11);
-  std::vector<Material> materials = {MakeMaterial("m", ConstitutiveModelKind::kFixedCorotated, 1000, 1e5, 0.3)};
+  std::vector<Material> materials = {MakeMaterial("m", "fixed_corotated", 1000, 1e5, 0.3)};
   SparseGrid grid(spacing);
   ParticleToGrid(particles, materials, 0.0, grid);
   ComputeGridVelocity(Vector3::Zero(), 0.0, grid);
@@ -348,7 +386,7 @@ TEST(Transfers, ParticleToGridConservesMassAndMomentum) {
 TEST(Transfers, GridToParticleConservesMomentum) {
   const double spacing = 0.1;
   Particles particles = RandomParticles(500, spacing, 12);
-  std::vector<Material> materials = {MakeMaterial("m", ConstitutiveModelKind::kFixedCorotated, 1000, 1e5, 0.3)};
+  std::vector<Material> materials = {MakeMaterial("m", "fixed_corotated", 1000, 1e5, 0.3)};
   SparseGrid grid(spacing);
   ParticleToGrid(particles, materials, 0.0, grid);
   // Replace the grid velocities by an arbitrary field; G2P must carry its momentum exactly.
@@ -366,7 +404,7 @@ TEST(Transfers, StressImpulsesConserveMomentum) {
   const double spacing = 0.1;
   Particles particles = RandomParticles(300, spacing, 13);
   for (auto& f : particles.deformation_gradient) f = Matrix3::Identity() + 0.2 * Matrix3::Random();
-  std::vector<Material> materials = {MakeMaterial("m", ConstitutiveModelKind::kFixedCorotated, 1000, 1e5, 0.3)};
+  std::vector<Material> materials = {MakeMaterial("m", "fixed_corotated", 1000, 1e5, 0.3)};
   SparseGrid without_stress(spacing), with_stress(spacing);
   ParticleToGrid(particles, materials, 0.0, without_stress);
   ParticleToGrid(particles, materials, 1e-3, with_stress);
@@ -392,7 +430,7 @@ TEST(ExplicitStep, FreeFallIsExact) {
   const auto positions = SampleSolid([](const Vector3&) { return -1.0; },
                                      Eigen::AlignedBox3d(Vector3::Zero(), Vector3::Constant(0.2)), sampling);
   AddSampledParticles(positions, sampling, 500.0, Vector3(0.3, 0.0, 0.0), 0, particles);
-  std::vector<Material> materials = {MakeMaterial("m", ConstitutiveModelKind::kLinearCorotated, 500, 1e5, 0.3)};
+  std::vector<Material> materials = {MakeMaterial("m", "linear_corotated", 500, 1e5, 0.3)};
   const Vector3 gravity(0.0, 0.0, -9.81);
   const double dt = 1e-3;
   SparseGrid grid(spacing);
@@ -422,10 +460,9 @@ Particles RunSubsteps(int threads) {
   AddSampledParticles(positions, sampling, 1000.0, Vector3::Zero(), 0, particles);
   std::mt19937_64 generator(9);
   for (auto& v : particles.velocity) v = RandomVector(generator, 0.5);
-  std::vector<Material> materials = {
-      MakeMaterial("dough", ConstitutiveModelKind::kLinearCorotated, 1000, 2e4, 0.4, 1e3)};
+  std::vector<Material> materials = {MakeMaterial("dough", "linear_corotated", 1000, 2e4, 0.4, 1e3)};
   SparseGrid grid(spacing);
-  const double dt = 0.2 * spacing / materials[0].DilatationalWaveSpeed();
+  const double dt = 0.2 * spacing / materials[0].WaveSpeed();
   for (int step = 0; step < 30; ++step) {
     ParticleToGrid(particles, materials, dt, grid);
     ComputeGridVelocity(Vector3(0, 0, -9.81), dt, grid);

@@ -17,8 +17,7 @@ inline void AddCube(World& world, const Vector3& low, double side, double densit
   mpm::SamplingOptions sampling;
   sampling.grid_spacing = world.grid_spacing;
   const int material = static_cast<int>(world.materials.size());
-  world.materials.push_back(
-      mpm::MakeMaterial("cube", mpm::ConstitutiveModelKind::kLinearCorotated, density, youngs_modulus, 0.3));
+  world.materials.push_back(mpm::MakeMaterial("cube", "linear_corotated", density, youngs_modulus, 0.3));
   const auto positions = mpm::SampleSolid([](const Vector3&) { return -1.0; },
                                           Eigen::AlignedBox3d(low, low + Vector3::Constant(side)), sampling);
   mpm::AddSampledParticles(positions, sampling, density, velocity, material, world.particles);

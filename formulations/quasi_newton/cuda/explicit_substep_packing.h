@@ -46,7 +46,7 @@ inline void MaterialTables(const std::vector<mpm::Material>& materials, std::vec
   first_lame_parameter.clear();
   yield_stress.clear();
   for (const mpm::Material& material : materials) {
-    if (material.model != mpm::ConstitutiveModelKind::kLinearCorotated) {
+    if (material.model != "linear_corotated") {
       throw std::invalid_argument("device explicit substep: material '" + material.name +
                                   "' is not linear_corotated (the only model the device substep has)");
     }
