@@ -14,6 +14,11 @@ Material MakeMaterial(std::string name, std::string_view model, double density, 
   if (!(yield_stress >= 0.0) || !std::isfinite(yield_stress)) {
     throw std::invalid_argument("material '" + name + "': yield stress must be non-negative and finite");
   }
+  const ConstitutiveModelEntry* entry = FindConstitutiveModel(model);
+  if (entry != nullptr && entry->kind != MaterialKind::kSolid) {
+    throw std::invalid_argument("material '" + name + "': '" + std::string(model) +
+                                "' is a liquid model (MakeLiquidMaterial: bulk modulus and exponent)");
+  }
   Material material;
   material.model = std::string(model);
   material.density = density;
@@ -24,6 +29,28 @@ Material MakeMaterial(std::string name, std::string_view model, double density, 
   material.lame = LameParameters::FromYoungsModulus(youngs_modulus, poisson_ratio);
   try {
     material.constitutive_model = MakeConstitutiveModel(model, MaterialConstants{material.lame, yield_stress});
+  } catch (const std::invalid_argument& error) {
+    throw std::invalid_argument("material '" + name + "': " + error.what());
+  }
+  material.name = std::move(name);
+  return material;
+}
+
+Material MakeLiquidMaterial(std::string name, double density, double bulk_modulus, double exponent) {
+  if (!(density > 0.0) || !std::isfinite(density)) {
+    throw std::invalid_argument("material '" + name + "': density must be positive and finite");
+  }
+  Material material;
+  material.model = "eos_liquid";
+  material.density = density;
+  material.youngs_modulus = 0.0;
+  material.poisson_ratio = 0.5;
+  material.lame = LameParameters{0.0, bulk_modulus};
+  MaterialConstants constants;
+  constants.bulk_modulus = bulk_modulus;
+  constants.eos_exponent = exponent;
+  try {
+    material.constitutive_model = MakeConstitutiveModel(material.model, constants);
   } catch (const std::invalid_argument& error) {
     throw std::invalid_argument("material '" + name + "': " + error.what());
   }

@@ -24,9 +24,13 @@ struct Material {
   double WaveSpeed() const { return constitutive_model->WaveSpeed(density); }
 };
 
-// Throws std::invalid_argument naming the material for a bad constant, an unknown model or a
-// yield stress on a model without plasticity.
+// A solid of a registered solid model. Throws std::invalid_argument naming the material for a
+// bad constant, an unknown or liquid model, or a yield stress on a model without plasticity.
 Material MakeMaterial(std::string name, std::string_view model, double density, double youngs_modulus,
                       double poisson_ratio, double yield_stress = 0.0);
+
+// The equation-of-state liquid ("eos_liquid"): bulk modulus κ [Pa] and exponent γ (7 for
+// water). Its Lamé parameters are μ_L = 0, λ = κ; E = 0 and ν = 0.5 mark it.
+Material MakeLiquidMaterial(std::string name, double density, double bulk_modulus, double exponent = 7.0);
 
 }  // namespace contactlab::mpm

@@ -145,7 +145,7 @@ std::vector<ParameterSpec> ElasticMaterialSpecs(const std::string& prefix, doubl
       {prefix + "constitutive_model", default_model, "",
        model_reason.empty() ? "Elastic model of the MPM material; fixed corotated as in [P] and [T] (spec §1.9, §4.1)."
                             : model_reason,
-       OneOf(mpm::ConstitutiveModelNames())},
+       OneOf(mpm::ConstitutiveModelNames(mpm::MaterialKind::kSolid))},
   };
 }
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "mpm/constitutive/eos_liquid.h"
 #include "mpm/constitutive/fixed_corotated.h"
 #include "mpm/constitutive/linear_corotated.h"
 
@@ -30,16 +31,21 @@ double LameParameters::DilatationalWaveSpeed(double density) const {
 
 const std::vector<ConstitutiveModelEntry>& ConstitutiveModelRegistry() {
   static const std::vector<ConstitutiveModelEntry> registry = {
-      {"fixed_corotated", "fixed corotated elasticity (Stomakhin et al. 2012)", false,
+      {"fixed_corotated", "fixed corotated elasticity (Stomakhin et al. 2012)", MaterialKind::kSolid, false,
        [](const MaterialConstants& constants) -> std::unique_ptr<ConstitutiveModel> {
          return std::make_unique<FixedCorotatedModel>(constants.lame);
        }},
       {"linear_corotated",
        "linear corotated elasticity about the lagged rotation (seed 000 eq. 19-21); with a yield stress, the lagged "
        "von Mises return mapping (seed 000 Algorithm 1)",
-       true,
+       MaterialKind::kSolid, true,
        [](const MaterialConstants& constants) -> std::unique_ptr<ConstitutiveModel> {
          return std::make_unique<LinearCorotatedModel>(constants.lame, constants.yield_stress);
+       }},
+      {"eos_liquid", "weakly compressible equation-of-state liquid, pressure from J alone (Tampubolon et al. 2017)",
+       MaterialKind::kLiquid, false,
+       [](const MaterialConstants& constants) -> std::unique_ptr<ConstitutiveModel> {
+         return std::make_unique<EquationOfStateLiquidModel>(constants.bulk_modulus, constants.eos_exponent);
        }},
   };
   return registry;
@@ -51,14 +57,28 @@ std::vector<std::string> ConstitutiveModelNames() {
   return names;
 }
 
-std::unique_ptr<ConstitutiveModel> MakeConstitutiveModel(std::string_view name, const MaterialConstants& constants) {
+std::vector<std::string> ConstitutiveModelNames(MaterialKind kind) {
+  std::vector<std::string> names;
   for (const ConstitutiveModelEntry& entry : ConstitutiveModelRegistry()) {
-    if (entry.name != name) continue;
-    if (constants.yield_stress != 0.0 && !entry.accepts_yield_stress) {
+    if (entry.kind == kind) names.emplace_back(entry.name);
+  }
+  return names;
+}
+
+const ConstitutiveModelEntry* FindConstitutiveModel(std::string_view name) {
+  for (const ConstitutiveModelEntry& entry : ConstitutiveModelRegistry()) {
+    if (entry.name == name) return &entry;
+  }
+  return nullptr;
+}
+
+std::unique_ptr<ConstitutiveModel> MakeConstitutiveModel(std::string_view name, const MaterialConstants& constants) {
+  if (const ConstitutiveModelEntry* entry = FindConstitutiveModel(name)) {
+    if (constants.yield_stress != 0.0 && !entry->accepts_yield_stress) {
       throw std::invalid_argument("constitutive model '" + std::string(name) +
                                   "' has no plasticity: its yield stress must be 0");
     }
-    return entry.make(constants);
+    return entry->make(constants);
   }
   std::string known;
   for (const std::string& known_name : ConstitutiveModelNames()) known += (known.empty() ? "" : ", ") + known_name;

@@ -51,17 +51,25 @@ class ConstitutiveModel {
                            Matrix3& /*plastic_deformation_gradient*/) const {}
 };
 
-// The constants a material gives its model.
+// The constants a material gives its model: a solid's Lamé parameters (and yield stress), a
+// liquid's bulk modulus and equation-of-state exponent.
 struct MaterialConstants {
   LameParameters lame;
   double yield_stress = 0.0;  // von Mises η [Pa]; 0: elastic
+  double bulk_modulus = 0.0;  // κ [Pa] (liquids)
+  double eos_exponent = 7.0;  // γ [-] (liquids)
 };
 
-// One registered model: its key value, what it is, whether it takes a yield stress, and
-// how to build it.
+// Which constants a model reads: E and ν (solids, mpm::MakeMaterial) or κ and γ (liquids,
+// mpm::MakeLiquidMaterial).
+enum class MaterialKind { kSolid, kLiquid };
+
+// One registered model: its key value, what it is, which constants it reads, whether it
+// takes a yield stress, and how to build it.
 struct ConstitutiveModelEntry {
   std::string_view name;
   std::string_view description;
+  MaterialKind kind = MaterialKind::kSolid;
   bool accepts_yield_stress = false;
   std::unique_ptr<ConstitutiveModel> (*make)(const MaterialConstants& constants) = nullptr;
 };
@@ -69,6 +77,9 @@ struct ConstitutiveModelEntry {
 // Every model, in the order scene keys list them.
 const std::vector<ConstitutiveModelEntry>& ConstitutiveModelRegistry();
 std::vector<std::string> ConstitutiveModelNames();
+std::vector<std::string> ConstitutiveModelNames(MaterialKind kind);
+// The entry of `name`, or null.
+const ConstitutiveModelEntry* FindConstitutiveModel(std::string_view name);
 
 // The registered model `name` with these constants. Throws std::invalid_argument naming an
 // unknown model (and the known ones) or a yield stress on a model without plasticity.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "mpm/constitutive/cofactor.h"
 #include "mpm/polar_decomposition.h"
 
 namespace contactlab::mpm {
@@ -12,26 +13,6 @@ namespace {
 // 1/(σ_j + σ_k) and is unbounded at the inversion boundary; clamping the denominator keeps
 // the tangent finite there and leaves it exact everywhere else.
 constexpr double kRotationDerivativeFloor = 1e-6;
-
-// Cofactor matrix cof(F) = J F⁻ᵀ, written with cross products so that it stays defined
-// for singular F: column i of cof(F) is f_{i+1} × f_{i+2} (columns of F, indices mod 3).
-Matrix3 Cofactor(const Matrix3& matrix) {
-  Matrix3 cofactor;
-  cofactor.col(0) = matrix.col(1).cross(matrix.col(2));
-  cofactor.col(1) = matrix.col(2).cross(matrix.col(0));
-  cofactor.col(2) = matrix.col(0).cross(matrix.col(1));
-  return cofactor;
-}
-
-// Directional derivative of cof(F) along δF (product rule on the cross products). Equals
-// δ(J F⁻ᵀ) = J(F⁻ᵀ : δF)F⁻ᵀ − J F⁻ᵀ δFᵀ F⁻ᵀ of spec-penalty-hybrid §1.5 for invertible F.
-Matrix3 CofactorDifferential(const Matrix3& matrix, const Matrix3& direction) {
-  Matrix3 differential;
-  differential.col(0) = direction.col(1).cross(matrix.col(2)) + matrix.col(1).cross(direction.col(2));
-  differential.col(1) = direction.col(2).cross(matrix.col(0)) + matrix.col(2).cross(direction.col(0));
-  differential.col(2) = direction.col(0).cross(matrix.col(1)) + matrix.col(0).cross(direction.col(1));
-  return differential;
-}
 
 Matrix3 CrossProductMatrix(const Vector3& vector) {
   Matrix3 cross;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mpm/constitutive/constitutive_model.h"
+#include "mpm/constitutive/eos_liquid.h"
 #include "mpm/material.h"
 #include "mpm/polar_decomposition.h"
 
@@ -213,6 +214,25 @@ double MaxAbs(const Eigen::MatrixBase<Derived>& matrix) {
   return matrix.cwiseAbs().maxCoeff();
 }
 
+// ---- Equation-of-state liquid reference (spec-sap-qn §2.3) ----------------------------
+
+// ψ(J) = κ (J − 1) − κ (J^{1−γ} − 1)/(1 − γ), J = det F.
+template <typename Scalar>
+Scalar LiquidEnergy(const Matrix3Of<Scalar>& f, double bulk_modulus, double exponent) {
+  using std::pow;
+  const Scalar volume_ratio = Determinant(f);
+  return bulk_modulus * (volume_ratio - 1.0) -
+         bulk_modulus * (pow(volume_ratio, 1.0 - exponent) - 1.0) / (1.0 - exponent);
+}
+
+// P = −κ (J^{−γ} − 1) cof(F).
+template <typename Scalar>
+Matrix3Of<Scalar> LiquidStress(const Matrix3Of<Scalar>& f, double bulk_modulus, double exponent) {
+  using std::pow;
+  const Scalar pressure = bulk_modulus * (pow(Determinant(f), -exponent) - 1.0);
+  return -pressure * Cofactor(f);
+}
+
 // ---- Fixed corotated ----------------------------------------------------------------
 
 TEST(MpmConstitutiveTest, FixedCorotatedStressIsEnergyGradient) {
@@ -405,6 +425,82 @@ TEST(MpmConstitutiveTest, LinearCorotatedReferenceRotationIsStressFree) {
 
 // ---- Lamé parameters, factory, material ---------------------------------------------
 
+// ---- Equation-of-state liquid --------------------------------------------------------
+
+// Water-like (κ 2e4 Pa, γ 7) and a stiffer one with another exponent; gradients near the
+// rest state (liquids stay within a few percent of J = 1) and strongly sheared ones (the
+// energy ignores shear).
+TEST(MpmConstitutiveTest, LiquidStressIsEnergyGradientAndTangentIsStressJacobian) {
+  for (const auto& [bulk_modulus, exponent] : {std::pair{2e4, 7.0}, std::pair{1e6, 3.0}}) {
+    const EquationOfStateLiquidModel model(bulk_modulus, exponent);
+    for (const Matrix3& gradient : PositiveDeterminantGradients()) {
+      const double tolerance = kAutodiffRelativeTolerance * bulk_modulus * std::pow(gradient.determinant(), -exponent);
+      const Jet9 energy = LiquidEnergy(SeededJetMatrix(gradient), bulk_modulus, exponent);
+      EXPECT_NEAR(model.EnergyDensity(gradient, Matrix3::Identity()), energy.a, tolerance) << "F =\n" << gradient;
+      EXPECT_LE(MaxAbs(model.FirstPiolaStress(gradient, Matrix3::Identity()) - GradientFromJet(energy)), tolerance)
+          << "F =\n"
+          << gradient;
+      const Matrix9 reference = JacobianFromJet(LiquidStress(SeededJetMatrix(gradient), bulk_modulus, exponent));
+      EXPECT_LE(MaxAbs(model.FirstPiolaStressDerivative(gradient, Matrix3::Identity()) - reference), tolerance)
+          << "F =\n"
+          << gradient;
+    }
+  }
+}
+
+TEST(MpmConstitutiveTest, LiquidPressureWaveSpeedAndRestState) {
+  const EquationOfStateLiquidModel model(2e4, 7.0);
+  EXPECT_DOUBLE_EQ(model.Pressure(1.0), 0.0);
+  EXPECT_NEAR(model.Pressure(0.99), 2e4 * (std::pow(0.99, -7.0) - 1.0), 1e-9);
+  EXPECT_GT(model.Pressure(0.99), 0.0);  // compressed: positive pressure
+  EXPECT_NEAR(model.EnergyDensity(Matrix3::Identity(), Matrix3::Identity()), 0.0, 1e-12);
+  // Pure shear (J = 1) carries no stress.
+  Matrix3 shear = Matrix3::Identity();
+  shear(0, 1) = 0.4;
+  EXPECT_LE(MaxAbs(model.FirstPiolaStress(shear, Matrix3::Identity())), 1e-12);
+  // √(γ κ / ρ): 11.8 m/s for water-like κ = 2e4 Pa at 1000 kg/m³.
+  EXPECT_NEAR(model.WaveSpeed(1000.0), std::sqrt(7.0 * 2e4 / 1000.0), 1e-12);
+  EXPECT_THROW(EquationOfStateLiquidModel(0.0, 7.0), std::invalid_argument);
+  EXPECT_THROW(EquationOfStateLiquidModel(2e4, 1.0), std::invalid_argument);
+}
+
+// The state update keeps only the volume: F^E = J^{1/3} I with the same J, F = F^E F^P kept,
+// and a second update changes nothing.
+TEST(MpmConstitutiveTest, LiquidStateUpdateKeepsOnlyTheVolume) {
+  const EquationOfStateLiquidModel model(2e4, 7.0);
+  for (const Matrix3& gradient : PositiveDeterminantGradients()) {
+    Matrix3 elastic = gradient;
+    Matrix3 rotation = RandomRotation(*std::make_unique<std::mt19937>(5));
+    const Matrix3 plastic_before = Matrix3::Identity() + 0.1 * Matrix3::Ones();
+    Matrix3 plastic = plastic_before;
+    model.UpdateState(elastic, rotation, plastic);
+    const double stretch = std::cbrt(gradient.determinant());
+    EXPECT_LE(MaxAbs(elastic - stretch * Matrix3::Identity()), 1e-15 * stretch);
+    EXPECT_LE(MaxAbs(elastic * plastic - gradient * plastic_before), 1e-12 * MaxAbs(gradient * plastic_before));
+    EXPECT_LE(MaxAbs(rotation - Matrix3::Identity()), 0.0);
+    const Matrix3 elastic_once = elastic, plastic_once = plastic;
+    model.UpdateState(elastic, rotation, plastic);
+    EXPECT_LE(MaxAbs(elastic - elastic_once), 1e-15);
+    EXPECT_LE(MaxAbs(plastic - plastic_once), 1e-14 * MaxAbs(plastic_once));
+  }
+}
+
+TEST(MpmConstitutiveTest, LiquidMaterialsTakeBulkModulusAndExponent) {
+  const Material water = MakeLiquidMaterial("water", 1000.0, 2e4);
+  EXPECT_EQ(water.model, "eos_liquid");
+  EXPECT_EQ(water.constitutive_model->name(), "eos_liquid");
+  EXPECT_TRUE(water.is_plastic());
+  EXPECT_NEAR(water.WaveSpeed(), std::sqrt(7.0 * 2e4 / 1000.0), 1e-12);
+  EXPECT_THROW(MakeLiquidMaterial("water", 1000.0, -1.0), std::invalid_argument);
+  try {
+    MakeMaterial("water", "eos_liquid", 1000.0, 1e5, 0.3);
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("material 'water': 'eos_liquid' is a liquid model"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(MpmConstitutiveTest, LameConversionMatchesTabulatedValues) {
   // Exact values: E = 1e8, ν = 0.2 → μ_L = 1e8/2.4 = 125e6/3, λ = 2e7/0.72 = 250e6/9.
   const LameParameters ball = LameParameters::FromYoungsModulus(1e8, 0.2);
@@ -427,7 +523,9 @@ TEST(MpmConstitutiveTest, LameConversionMatchesTabulatedValues) {
 
 // Every model is registered once: its name lists in the scene keys and builds the model.
 TEST(MpmConstitutiveTest, RegistryListsAndBuildsEveryModel) {
-  const std::vector<std::string> names = ConstitutiveModelNames();
+  EXPECT_EQ(ConstitutiveModelNames(), (std::vector<std::string>{"fixed_corotated", "linear_corotated", "eos_liquid"}));
+  EXPECT_EQ(ConstitutiveModelNames(MaterialKind::kLiquid), (std::vector<std::string>{"eos_liquid"}));
+  const std::vector<std::string> names = ConstitutiveModelNames(MaterialKind::kSolid);
   EXPECT_EQ(names, (std::vector<std::string>{"fixed_corotated", "linear_corotated"}));
   for (const std::string& name : names) {
     const auto model = MakeConstitutiveModel(name, MaterialConstants{LameParameters::FromYoungsModulus(1e5, 0.3)});
@@ -438,7 +536,7 @@ TEST(MpmConstitutiveTest, RegistryListsAndBuildsEveryModel) {
     MakeConstitutiveModel("neo_hookean", MaterialConstants{});
     ADD_FAILURE() << "no exception";
   } catch (const std::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find("'neo_hookean' (known: fixed_corotated, linear_corotated)"),
+    EXPECT_NE(std::string(error.what()).find("'neo_hookean' (known: fixed_corotated, linear_corotated, eos_liquid)"),
               std::string::npos)
         << error.what();
   }
