@@ -36,15 +36,16 @@ class HydrostaticColumn final : public Scenario {
     const double cells = half / world.grid_spacing;
     if (GetChoice(parameters, "table_model", contact::GridBoundaryNames()) != rigid::GridBoundary::kContactBody &&
         std::abs(cells - std::round(cells)) > 1e-9 * cells) {
-      throw InputError("keys 'column_width', 'grid_spacing': with grid walls (table_model) the container's faces must "
-                       "lie on grid node planes, so column_width / 2 must be a multiple of grid_spacing");
+      throw InputError(
+          "keys 'column_width', 'grid_spacing': with grid walls (table_model) the container's faces must "
+          "lie on grid node planes, so column_width / 2 must be a multiple of grid_spacing");
     }
     const double wall_height = 1.5 * height;
     const auto add_wall = [&](const char* name, const Vector3& half_size, const Vector3& center) {
       rigid::Pose pose;
       pose.position = center;
-      world.bodies.push_back(rigid::MakeStaticBody(
-          name, {rigid::Geometry{rigid::Shape::Box(half_size), rigid::Pose{}, friction}}, pose));
+      world.bodies.push_back(
+          rigid::MakeStaticBody(name, {rigid::Geometry{rigid::Shape::Box(half_size), rigid::Pose{}, friction}}, pose));
       ApplyTableModel(parameters, world.bodies.back());
     };
     add_wall("floor", Vector3(half + wall, half + wall, 0.5 * wall), Vector3(0.0, 0.0, -0.5 * wall));
@@ -59,7 +60,8 @@ class HydrostaticColumn final : public Scenario {
     // half a particle spacing to every wall, as on a grid wall's node layer (scene_tools.h).
     world.materials.push_back(mpm::MakeLiquidMaterial("liquid", density, parameters.GetDouble("bulk_modulus"),
                                                       parameters.GetDouble("eos_exponent")));
-    liquid_model_ = dynamic_cast<const mpm::EquationOfStateLiquidModel*>(world.materials.back().constitutive_model.get());
+    liquid_model_ =
+        dynamic_cast<const mpm::EquationOfStateLiquidModel*>(world.materials.back().constitutive_model.get());
     rigid::Pose pose;
     pose.position = Vector3(0.0, 0.0, 0.5 * height);
     const BoxLattice lattice = SampleBoxLattice(pose, Vector3(width, width, height), world.grid_spacing,
@@ -67,8 +69,9 @@ class HydrostaticColumn final : public Scenario {
     const double s = lattice.spacing.z();
     const int layers = static_cast<int>(std::lround(height / s));
     if (layers < 3 || width / lattice.spacing.x() < 1.5) {
-      throw InputError("keys 'column_width', 'column_height', 'grid_spacing', 'particles_per_cell' give fewer than 3 "
-                       "particle layers or 2 particles across the column");
+      throw InputError(
+          "keys 'column_width', 'column_height', 'grid_spacing', 'particles_per_cell' give fewer than 3 "
+          "particle layers or 2 particles across the column");
     }
     liquid_ = AddParticles(lattice.positions, lattice.spacing.prod(), density, Vector3::Zero(), 0, world.particles);
     area_ = width * width;
@@ -101,9 +104,8 @@ class HydrostaticColumn final : public Scenario {
     const int count = liquid_.size();
     std::vector<int> order(count);
     for (int k = 0; k < count; ++k) order[k] = liquid_.begin + k;
-    std::sort(order.begin(), order.end(), [&](int a, int b) {
-      return world.particles.position[a].z() > world.particles.position[b].z();
-    });
+    std::sort(order.begin(), order.end(),
+              [&](int a, int b) { return world.particles.position[a].z() > world.particles.position[b].z(); });
     std::vector<double> pressure(bins_, 0.0), weight(bins_, 0.0);
     std::vector<int> members(bins_, 0);
     double above = 0.0, volume_ratio = 0.0, speed = 0.0, top = 0.0;
@@ -112,8 +114,8 @@ class HydrostaticColumn final : public Scenario {
       const int p = order[k];
       const double j = world.particles.deformation_gradient[p].determinant();
       const double mass = world.particles.mass[p];
-      const int bin = std::clamp(static_cast<int>(std::floor(world.particles.position[p].z() / bin_height_)), 0,
-                                 bins_ - 1);
+      const int bin =
+          std::clamp(static_cast<int>(std::floor(world.particles.position[p].z() / bin_height_)), 0, bins_ - 1);
       pressure[bin] += liquid_model_->Pressure(j);
       weight[bin] += gravity_ * (above + 0.5 * mass) / area_;
       ++members[bin];
@@ -206,7 +208,8 @@ ScenarioInfo HydrostaticColumnInfo() {
       "equation-of-state liquid at rest in a container: pressure against the weight of the liquid above (issue 19)",
       {
           {"column_width", 0.12, "m",
-           "Inner width of the square container, filled by the liquid; with grid walls, twice a multiple of grid_spacing.",
+           "Inner width of the square container, filled by the liquid; with grid walls, twice a multiple of "
+           "grid_spacing.",
            Positive()},
           {"column_height", 0.2, "m", "Height H of the liquid column at rest (J = 1).", Positive()},
           {"density", 1000.0, "kg/m^3", "Rest density of the liquid (water).", Positive()},

@@ -38,7 +38,7 @@ Matrix9 EquationOfStateLiquidModel::FirstPiolaStressDerivative(const Matrix3& de
                                                                const Matrix3& /*reference_rotation*/) const {
   const Matrix3 cofactor = Cofactor(deformation_gradient);
   const double volume_ratio = deformation_gradient.col(0).dot(cofactor.col(0));
-  const double first = -Pressure(volume_ratio);                                        // ψ'(J)
+  const double first = -Pressure(volume_ratio);                                                // ψ'(J)
   const double second = exponent_ * bulk_modulus_ * std::pow(volume_ratio, -exponent_ - 1.0);  // ψ''(J)
   const Eigen::Map<const Vector9> cofactor_vector(cofactor.data());
   Matrix9 derivative = second * cofactor_vector * cofactor_vector.transpose();

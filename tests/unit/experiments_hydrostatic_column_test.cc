@@ -90,8 +90,8 @@ std::string FormulationName(const ::testing::TestParamInfo<std::string>& info) {
   return info.param;
 }
 
-INSTANTIATE_TEST_SUITE_P(HydrostaticColumn, HydrostaticColumnAtRest, ::testing::Values("quasi_newton", "hybrid_impulse"),
-                         FormulationName);
+INSTANTIATE_TEST_SUITE_P(HydrostaticColumn, HydrostaticColumnAtRest,
+                         ::testing::Values("quasi_newton", "hybrid_impulse"), FormulationName);
 
 }  // namespace
 }  // namespace contactlab::experiments
