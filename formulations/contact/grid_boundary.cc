@@ -1,7 +1,9 @@
 #include "formulations/contact/grid_boundary.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "formulations/contact/coulomb_collision.h"
 #include "formulations/contact/geometry_query.h"
@@ -37,27 +39,30 @@ std::vector<GridBoundaryNode> FindGridBoundaryNodes(const mpm::SparseGrid& grid,
   if (walls.empty()) return nodes;
   const auto boxes = GeometryBoundingBoxes(bodies, 0.0);
   const int node_count = grid.num_nodes();
-  // Per node at most one record (the geometry it is deepest in); gathered in node order.
-  std::vector<GridBoundaryNode> per_node(node_count);
+  // Per node one record for every wall geometry it lies in, deepest first; gathered in node
+  // order. A node at a container's concave edge lies in two walls and is held along both
+  // normals (one normal would let material through there).
+  std::vector<std::vector<std::pair<double, GridBoundaryNode>>> per_node(node_count);
 #pragma omp parallel for schedule(static)
   for (int node = 0; node < node_count; ++node) {
     if (grid.mass[node] <= 0.0) continue;
     const Vector3 position = grid.NodePosition(node);
-    double deepest = std::numeric_limits<double>::infinity();
+    std::vector<std::pair<double, GridBoundaryNode>>& records = per_node[node];
     for (const int b : walls) {
       const rigid::RigidBody& body = bodies[b];
       for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
         if (!boxes[b][g].contains(position)) continue;
         const GeometryQuery query = QueryGeometry(body, g, position);
-        if (query.signed_distance > 0.0 || query.signed_distance >= deepest) continue;
-        deepest = query.signed_distance;
-        per_node[node] = GridBoundaryNode{
-            node, b, position, body.grid_boundary, query.normal.normalized(), body.geometries[g].friction_coefficient};
+        if (query.signed_distance > 0.0) continue;
+        records.emplace_back(query.signed_distance,
+                             GridBoundaryNode{node, b, position, body.grid_boundary, query.normal.normalized(),
+                                              body.geometries[g].friction_coefficient});
       }
     }
+    std::stable_sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   }
-  for (const GridBoundaryNode& node : per_node) {
-    if (node.node >= 0) nodes.push_back(node);
+  for (const auto& records : per_node) {
+    for (const auto& record : records) nodes.push_back(record.second);
   }
   return nodes;
 }

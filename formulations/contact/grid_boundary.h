@@ -46,16 +46,19 @@ struct WallImpulse {
   Vector3 angular = Vector3::Zero();
 };
 
-// Every node of `grid` with mass inside a geometry of a grid-boundary body, in node order.
-// Throws InputError naming the body when a grid-boundary body is not static.
+// Every node of `grid` with mass inside a geometry of a grid-boundary body, in node order:
+// one record per wall geometry the node lies in, deepest first, so that a node at a concave
+// edge or corner of several walls (a container) is held along each wall's normal. Throws
+// InputError naming the body when a grid-boundary body is not static.
 std::vector<GridBoundaryNode> FindGridBoundaryNodes(const mpm::SparseGrid& grid,
                                                     const std::vector<rigid::RigidBody>& bodies);
 
 // True when some body of `bodies` is a grid boundary.
 bool HasGridBoundary(const std::vector<rigid::RigidBody>& bodies);
 
-// Explicit formulations: projects grid.velocity of `nodes` onto their walls' conditions and
-// adds to `impulses` (one per body) what each wall received, −Σ m_i Δv_i and its moment.
+// Explicit formulations: projects grid.velocity of `nodes` onto their walls' conditions, one
+// record after the other, and adds to `impulses` (one per body) what each wall received,
+// −Σ m_i Δv_i and its moment.
 void ApplyGridBoundary(const std::vector<GridBoundaryNode>& nodes, const std::vector<rigid::RigidBody>& bodies,
                        mpm::SparseGrid& grid, std::vector<WallImpulse>& impulses);
 

@@ -193,6 +193,7 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
   }
   start_velocity_ = initial_velocity_;
   wall_nodes_.clear();
+  wall_masks_.clear();
   constrained_mask_.clear();
 
   // 2. Materials. The linear corotated model (also the elastic part of its von Mises
@@ -417,6 +418,7 @@ Eigen::VectorXd ImplicitMpm::ElasticForces(const Eigen::VectorXd& velocity) cons
 
 int ImplicitMpm::ConstrainGridBoundary(const mpm::SparseGrid& grid, const std::vector<rigid::RigidBody>& bodies) {
   wall_nodes_.clear();
+  wall_masks_.clear();
   constrained_mask_.clear();
   start_velocity_ = initial_velocity_;
   if (!contact::HasGridBoundary(bodies)) return 0;
@@ -428,12 +430,14 @@ int ImplicitMpm::ConstrainGridBoundary(const mpm::SparseGrid& grid, const std::v
     const Vector3 predictor = initial_velocity_.segment<3>(3 * active) + dt_ * gravity_;
     const std::uint8_t mask = contact::ImplicitConstraintMask(wall, predictor, bodies);
     if (mask == 0) continue;
-    constrained_mask_[active] = mask;
+    // A node in several walls (a container's edge) is held along each of them.
+    constrained_mask_[active] |= mask;
     for (int axis = 0; axis < 3; ++axis) {
       if ((mask >> axis) & 1u) start_velocity_[3 * active + axis] = 0.0;
     }
     wall.node = active;  // kept by active index from here on
     wall_nodes_.push_back(wall);
+    wall_masks_.push_back(mask);
   }
   if (wall_nodes_.empty()) constrained_mask_.clear();
   return static_cast<int>(wall_nodes_.size());
@@ -453,13 +457,18 @@ std::vector<contact::WallImpulse> ImplicitMpm::FinishGridBoundary(Eigen::VectorX
   std::vector<contact::WallImpulse> impulses(bodies.size());
   if (wall_nodes_.empty()) return impulses;
   const Eigen::VectorXd gradient = UnconstrainedGradient(velocity);
-  for (const contact::GridBoundaryNode& wall : wall_nodes_) {
+  // Each fixed component's reaction goes to the first wall record that fixes it.
+  std::vector<std::uint8_t> claimed(num_active_nodes(), 0);
+  for (std::size_t k = 0; k < wall_nodes_.size(); ++k) {
+    const contact::GridBoundaryNode& wall = wall_nodes_[k];
     const int active = wall.node;
+    const std::uint8_t own = wall_masks_[k] & static_cast<std::uint8_t>(~claimed[active]);
+    claimed[active] |= own;
     // The reaction: ∇_i E = m_i (v_i − vⁿ_i − Δt g) + Δt f_i is the momentum the node needs
     // beyond its forces; the wall supplies it on the fixed components.
     Vector3 impulse_on_node = Vector3::Zero();
     for (int axis = 0; axis < 3; ++axis) {
-      if ((constrained_mask_[active] >> axis) & 1u) impulse_on_node[axis] = gradient[3 * active + axis];
+      if ((own >> axis) & 1u) impulse_on_node[axis] = gradient[3 * active + axis];
     }
     const double mass = node_masses_[active];
     const Vector3 friction =

@@ -157,6 +157,7 @@ class ImplicitMpm {
   // Grid-boundary walls: their nodes (grid node indices), and per active node a bit per
   // fixed velocity component (empty without walls).
   std::vector<contact::GridBoundaryNode> wall_nodes_;
+  std::vector<std::uint8_t> wall_masks_;  // the components each record of wall_nodes_ fixes
   std::vector<std::uint8_t> constrained_mask_;
   std::vector<MaterialData> materials_;
   bool quadratic_ = true;  // every particle is linear corotated: E is quadratic in v

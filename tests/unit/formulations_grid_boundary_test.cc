@@ -73,6 +73,34 @@ TEST(GridBoundary, NodeProjectionPerKind) {
   EXPECT_EQ(impulses[0].linear, Vector3::Zero());
 }
 
+// A node on the concave edge of a container (the floor's top face and a side wall's inner
+// face meet there) lies in both walls: it is held along both normals, and each wall receives
+// the momentum its own normal removed. With one normal per node the liquid of
+// hydrostatic_column leaked through such edges.
+TEST(GridBoundary, NodeOnAConcaveEdgeIsHeldByBothWalls) {
+  rigid::RigidBody floor = Table(GridBoundary::kSlip, 0.0);
+  rigid::Pose wall_pose;
+  wall_pose.position = Vector3(0.1, 0.0, 0.5);  // inner face at x = 0
+  rigid::RigidBody wall = rigid::MakeStaticBody(
+      "wall", {rigid::Geometry{rigid::Shape::Box(Vector3(0.1, 1.0, 0.5)), rigid::Pose{}, 0.0}}, wall_pose);
+  wall.grid_boundary = GridBoundary::kSlip;
+  const std::vector<rigid::RigidBody> bodies = {floor, wall};
+  const Vector3 velocity(0.4, 0.3, -1.0);  // into both walls, sliding along y
+  mpm::SparseGrid grid = OneNodeGrid(velocity);
+  const std::vector<contact::GridBoundaryNode> nodes = contact::FindGridBoundaryNodes(grid, bodies);
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].node, nodes[1].node);
+  std::vector<contact::WallImpulse> impulses(2);
+  contact::ApplyGridBoundary(nodes, bodies, grid, impulses);
+  EXPECT_NEAR((grid.velocity[nodes[0].node] - Vector3(0.0, 0.3, 0.0)).norm(), 0.0, 1e-12);
+  EXPECT_NEAR((impulses[0].linear - Vector3(0.0, 0.0, -2.0)).norm(), 0.0, 1e-12);  // floor: m v_z
+  EXPECT_NEAR((impulses[1].linear - Vector3(0.8, 0.0, 0.0)).norm(), 0.0, 1e-12);   // wall: m v_x
+  // The implicit masks of the two records together fix x and z.
+  std::uint8_t mask = 0;
+  for (const contact::GridBoundaryNode& node : nodes) mask |= contact::ImplicitConstraintMask(node, velocity, bodies);
+  EXPECT_EQ(mask, 0b101);
+}
+
 TEST(GridBoundary, ImplicitMasksAndBadInput) {
   const std::vector<rigid::RigidBody> bodies = {Table(GridBoundary::kSeparating, 0.5)};
   contact::GridBoundaryNode node{0, 0, Vector3::Zero(), GridBoundary::kSeparating, Vector3::UnitZ(), 0.5};
