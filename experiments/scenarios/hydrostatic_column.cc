@@ -215,7 +215,7 @@ ScenarioInfo HydrostaticColumnInfo() {
           {"density", 1000.0, "kg/m^3", "Rest density of the liquid (water).", Positive()},
           {"bulk_modulus", 2e4, "Pa",
            "Bulk modulus kappa of the equation of state p = kappa (J^-gamma - 1): 2e4 Pa compresses the default "
-           "column by 1.4% at its bottom, 'visually incompressible' as spec-sap-qn 2.3 suggests (1e4-1e5), with a "
+           "column by 1.3% at its bottom, 'visually incompressible' as spec-sap-qn 2.3 suggests (1e4-1e5), with a "
            "sound speed of 11.8 m/s.",
            Positive()},
           {"eos_exponent", 7.0, "1", "Exponent gamma of the equation of state (7 for water, Tampubolon et al. 2017).",
