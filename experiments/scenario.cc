@@ -8,6 +8,7 @@
 #include "experiments/scenarios/incline_block.h"
 #include "experiments/scenarios/pyramid.h"
 #include "experiments/scenarios/rolling_sphere.h"
+#include "experiments/scenarios/sand_pile.h"
 #include "experiments/scenarios/squeezed_cube.h"
 #include "experiments/scenarios/stack.h"
 #include "experiments/scenarios/wedge.h"
@@ -19,7 +20,7 @@ const std::vector<ScenarioInfo>& RegisteredScenarios() {
   static const std::vector<ScenarioInfo> registry = {
       BallOnSlopeInfo(),  SqueezedCubeInfo(),  CloseLiftShakeInfo(),    DoughRollingInfo(),
       InclineBlockInfo(), RollingSphereInfo(), PyramidInfo(),           WedgeInfo(),
-      StackInfo(),        BlockOnSlabInfo(),   HydrostaticColumnInfo(),
+      StackInfo(),        BlockOnSlabInfo(),   HydrostaticColumnInfo(), SandPileInfo(),
   };
   return registry;
 }

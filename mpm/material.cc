@@ -17,7 +17,9 @@ Material MakeMaterial(std::string name, std::string_view model, double density, 
   const ConstitutiveModelEntry* entry = FindConstitutiveModel(model);
   if (entry != nullptr && entry->kind != MaterialKind::kSolid) {
     throw std::invalid_argument("material '" + name + "': '" + std::string(model) +
-                                "' is a liquid model (MakeLiquidMaterial: bulk modulus and exponent)");
+                                (entry->kind == MaterialKind::kLiquid
+                                     ? "' is a liquid model (MakeLiquidMaterial: bulk modulus and exponent)"
+                                     : "' is a granular model (MakeGranularMaterial: friction angle and cohesion)"));
   }
   Material material;
   material.model = std::string(model);
@@ -50,6 +52,32 @@ Material MakeLiquidMaterial(std::string name, double density, double bulk_modulu
   constants.bulk_modulus = bulk_modulus;
   constants.eos_exponent = exponent;
   try {
+    material.constitutive_model = MakeConstitutiveModel(material.model, constants);
+  } catch (const std::invalid_argument& error) {
+    throw std::invalid_argument("material '" + name + "': " + error.what());
+  }
+  material.name = std::move(name);
+  return material;
+}
+
+Material MakeGranularMaterial(std::string name, double density, double youngs_modulus, double poisson_ratio,
+                              double friction_angle_degrees, double cohesion) {
+  if (!(density > 0.0) || !std::isfinite(density)) {
+    throw std::invalid_argument("material '" + name + "': density must be positive and finite");
+  }
+  Material material;
+  material.model = "drucker_prager";
+  material.density = density;
+  material.youngs_modulus = youngs_modulus;
+  material.poisson_ratio = poisson_ratio;
+  material.friction_angle_degrees = friction_angle_degrees;
+  material.cohesion = cohesion;
+  try {
+    material.lame = LameParameters::FromYoungsModulus(youngs_modulus, poisson_ratio);
+    MaterialConstants constants;
+    constants.lame = material.lame;
+    constants.friction_angle = friction_angle_degrees * std::acos(-1.0) / 180.0;
+    constants.cohesion = cohesion;
     material.constitutive_model = MakeConstitutiveModel(material.model, constants);
   } catch (const std::invalid_argument& error) {
     throw std::invalid_argument("material '" + name + "': " + error.what());

@@ -16,6 +16,8 @@ struct Material {
   double youngs_modulus = 1e5;                                  // E [Pa]
   double poisson_ratio = 0.3;                                   // ν [-], in (-1, 0.5)
   double yield_stress = 0.0;                                    // von Mises η [Pa]; 0: elastic
+  double friction_angle_degrees = 0.0;                          // Drucker–Prager φ [°] (granular)
+  double cohesion = 0.0;                                        // Drucker–Prager c [Pa] (granular)
   LameParameters lame;                                          // derived from E and ν by MakeMaterial
   std::shared_ptr<const ConstitutiveModel> constitutive_model;  // built by MakeMaterial
 
@@ -32,5 +34,10 @@ Material MakeMaterial(std::string name, std::string_view model, double density, 
 // The equation-of-state liquid ("eos_liquid"): bulk modulus κ [Pa] and exponent γ (7 for
 // water). Its Lamé parameters are μ_L = 0, λ = κ; E = 0 and ν = 0.5 mark it.
 Material MakeLiquidMaterial(std::string name, double density, double bulk_modulus, double exponent = 7.0);
+
+// Drucker–Prager sand ("drucker_prager"): Hencky elasticity of E and ν, friction angle φ in
+// (0°, 90°) and cohesion c ≥ 0 [Pa] (mpm/constitutive/drucker_prager.h).
+Material MakeGranularMaterial(std::string name, double density, double youngs_modulus, double poisson_ratio,
+                              double friction_angle_degrees, double cohesion = 0.0);
 
 }  // namespace contactlab::mpm

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "mpm/constitutive/drucker_prager.h"
 #include "mpm/constitutive/eos_liquid.h"
 #include "mpm/constitutive/fixed_corotated.h"
 #include "mpm/constitutive/linear_corotated.h"
@@ -46,6 +47,13 @@ const std::vector<ConstitutiveModelEntry>& ConstitutiveModelRegistry() {
        MaterialKind::kLiquid, false,
        [](const MaterialConstants& constants) -> std::unique_ptr<ConstitutiveModel> {
          return std::make_unique<EquationOfStateLiquidModel>(constants.bulk_modulus, constants.eos_exponent);
+       }},
+      {"drucker_prager",
+       "Drucker-Prager sand: Hencky elasticity, return mapping onto the cone of the friction angle (apex moved by "
+       "the cohesion) after every step (Klar et al. 2016)",
+       MaterialKind::kGranular, false,
+       [](const MaterialConstants& constants) -> std::unique_ptr<ConstitutiveModel> {
+         return std::make_unique<DruckerPragerModel>(constants.lame, constants.friction_angle, constants.cohesion);
        }},
   };
   return registry;

@@ -52,17 +52,20 @@ class ConstitutiveModel {
 };
 
 // The constants a material gives its model: a solid's Lamé parameters (and yield stress), a
-// liquid's bulk modulus and equation-of-state exponent.
+// liquid's bulk modulus and equation-of-state exponent, a granular material's Lamé
+// parameters, friction angle and cohesion.
 struct MaterialConstants {
   LameParameters lame;
-  double yield_stress = 0.0;  // von Mises η [Pa]; 0: elastic
-  double bulk_modulus = 0.0;  // κ [Pa] (liquids)
-  double eos_exponent = 7.0;  // γ [-] (liquids)
+  double yield_stress = 0.0;    // von Mises η [Pa]; 0: elastic
+  double bulk_modulus = 0.0;    // κ [Pa] (liquids)
+  double eos_exponent = 7.0;    // γ [-] (liquids)
+  double friction_angle = 0.0;  // φ [rad] (granular)
+  double cohesion = 0.0;        // c [Pa] (granular)
 };
 
-// Which constants a model reads: E and ν (solids, mpm::MakeMaterial) or κ and γ (liquids,
-// mpm::MakeLiquidMaterial).
-enum class MaterialKind { kSolid, kLiquid };
+// Which constants a model reads: E and ν (solids, mpm::MakeMaterial), κ and γ (liquids,
+// mpm::MakeLiquidMaterial), or E, ν, φ and c (granular, mpm::MakeGranularMaterial).
+enum class MaterialKind { kSolid, kLiquid, kGranular };
 
 // One registered model: its key value, what it is, which constants it reads, whether it
 // takes a yield stress, and how to build it.

@@ -4,6 +4,7 @@
 #include <ceres/jet.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "mpm/constitutive/constitutive_model.h"
+#include "mpm/constitutive/drucker_prager.h"
 #include "mpm/constitutive/eos_liquid.h"
 #include "mpm/material.h"
 #include "mpm/polar_decomposition.h"
@@ -231,6 +233,53 @@ Matrix3Of<Scalar> LiquidStress(const Matrix3Of<Scalar>& f, double bulk_modulus, 
   using std::pow;
   const Scalar pressure = bulk_modulus * (pow(Determinant(f), -exponent) - 1.0);
   return -pressure * Cofactor(f);
+}
+
+// ---- Hencky elasticity reference (Drucker–Prager sand) -------------------------------
+
+template <typename Scalar>
+Matrix3Of<Scalar> Inverse(const Matrix3Of<Scalar>& m) {
+  return Cofactor(m).transpose() / Determinant(m);
+}
+
+// Material Hencky strain ε = ½ log C, C = FᵀF, without any eigen-decomposition: with
+// Z = (C − I)(C + I)⁻¹ (eigenvalues (c − 1)/(c + 1) in (−1, 1) for C SPD),
+// log C = 2 Σ_n Z^{2n+1}/(2n + 1), summed until the terms vanish.
+template <typename Scalar>
+Matrix3Of<Scalar> HenckyStrain(const Matrix3Of<Scalar>& f) {
+  const Matrix3Of<Scalar> identity = Matrix3Of<Scalar>::Identity();
+  const Matrix3Of<Scalar> c = f.transpose() * f;
+  const Matrix3Of<Scalar> z = (c - identity) * Inverse<Scalar>(c + identity);
+  const Matrix3Of<Scalar> z_squared = z * z;
+  Matrix3Of<Scalar> power = z;
+  Matrix3Of<Scalar> logarithm = Matrix3Of<Scalar>::Zero();
+  for (int n = 0; n < 400; ++n) {
+    logarithm += power / Scalar(2.0 * n + 1.0);
+    double largest = 0.0;
+    for (int i = 0; i < 9; ++i) largest = std::max(largest, std::abs(ValueOf(power(i))));
+    if (largest < 1e-20) break;
+    power = power * z_squared;
+  }
+  return logarithm;  // ε = ½ log C = Σ Z^{2n+1}/(2n + 1)
+}
+
+// ψ = μ_L tr(ε²) + λ/2 (tr ε)².
+template <typename Scalar>
+Scalar HenckyEnergy(const Matrix3Of<Scalar>& f, const LameParameters& lame) {
+  const Matrix3Of<Scalar> strain = HenckyStrain(f);
+  const Scalar trace = strain.trace();
+  return lame.shear_modulus * (strain * strain).trace() + 0.5 * lame.first_lame_parameter * trace * trace;
+}
+
+// P = F S with the second Piola–Kirchhoff stress S = 2 ∂ψ/∂C = (2μ_L ε + λ tr ε I) C⁻¹
+// (ε and C commute).
+template <typename Scalar>
+Matrix3Of<Scalar> HenckyStress(const Matrix3Of<Scalar>& f, const LameParameters& lame) {
+  const Matrix3Of<Scalar> strain = HenckyStrain(f);
+  const Matrix3Of<Scalar> kirchhoff_like =
+      Scalar(2.0 * lame.shear_modulus) * strain +
+      Scalar(lame.first_lame_parameter) * strain.trace() * Matrix3Of<Scalar>::Identity();
+  return f * kirchhoff_like * Inverse<Scalar>(Matrix3Of<Scalar>(f.transpose() * f));
 }
 
 // ---- Fixed corotated ----------------------------------------------------------------
@@ -501,6 +550,146 @@ TEST(MpmConstitutiveTest, LiquidMaterialsTakeBulkModulusAndExponent) {
   }
 }
 
+// ---- Drucker–Prager sand --------------------------------------------------------------
+
+// Sand-like (E 3.5e5 Pa, ν 0.3) and stiffer constants; tolerances scale with μ_L + λ and the
+// 1/σ² of the tangent.
+TEST(MpmConstitutiveTest, HenckyStressIsEnergyGradientAndTangentIsStressJacobian) {
+  for (const LameParameters& lame :
+       {LameParameters::FromYoungsModulus(3.5e5, 0.3), LameParameters::FromYoungsModulus(1e8, 0.2)}) {
+    const DruckerPragerModel model(lame, 0.5, 0.0);
+    for (const Matrix3& gradient : PositiveDeterminantGradients()) {
+      const double smallest = ComputeSignedSvd(gradient).singular_values.minCoeff();
+      const double tolerance = kAutodiffRelativeTolerance * StressScale(lame) / (smallest * smallest);
+      const Jet9 energy = HenckyEnergy(SeededJetMatrix(gradient), lame);
+      EXPECT_NEAR(model.EnergyDensity(gradient, Matrix3::Identity()), energy.a, tolerance) << "F =\n" << gradient;
+      EXPECT_LE(MaxAbs(model.FirstPiolaStress(gradient, Matrix3::Identity()) - GradientFromJet(energy)), tolerance)
+          << "F =\n"
+          << gradient;
+      const Matrix9 reference = JacobianFromJet(HenckyStress(SeededJetMatrix(gradient), lame));
+      EXPECT_LE(MaxAbs(model.FirstPiolaStressDerivative(gradient, Matrix3::Identity()) - reference), tolerance)
+          << "F =\n"
+          << gradient;
+    }
+  }
+}
+
+// Principal Kirchhoff stresses of principal Hencky strains.
+Vector3 KirchhoffStresses(const Vector3& strains, const LameParameters& lame) {
+  return 2.0 * lame.shear_modulus * strains + Vector3::Constant(lame.first_lame_parameter * strains.sum());
+}
+
+// The cone is Mohr–Coulomb's in triaxial compression: a state with τ₁ = τ₂ > τ₃ projected
+// onto it satisfies τ₁ − τ₃ = −(τ₁ + τ₃) sin φ + 2 c cos φ, with φ and c as given. This
+// checks α and the apex independently of how the code writes them.
+TEST(MpmConstitutiveTest, DruckerPragerConeIsMohrCoulombInTriaxialCompression) {
+  const LameParameters lame = LameParameters::FromYoungsModulus(3.5e5, 0.3);
+  for (const double degrees : {20.0, 30.0, 40.0}) {
+    for (const double cohesion : {0.0, 50.0}) {
+      const double angle = degrees * std::acos(-1.0) / 180.0;
+      const DruckerPragerModel model(lame, angle, cohesion);
+      // Compressed along z, free sideways: far outside the cone.
+      const DruckerPragerReturn projected = model.Project(Vector3(0.01, 0.01, -0.03));
+      ASSERT_EQ(projected.kind, DruckerPragerReturn::Case::kShear);
+      EXPECT_NEAR(projected.strains.sum(), -0.01, 1e-15);  // the volume is kept
+      const Vector3 tau = KirchhoffStresses(projected.strains, lame);
+      EXPECT_NEAR(tau(0), tau(1), 1e-9 * std::abs(tau(2)));
+      EXPECT_NEAR(tau(0) - tau(2), -(tau(0) + tau(2)) * std::sin(angle) + 2.0 * cohesion * std::cos(angle),
+                  1e-9 * std::abs(tau(2)))
+          << degrees << "°, c " << cohesion;
+    }
+  }
+}
+
+// Inside the cone nothing changes; outside, the state lands on the cone with the volume and
+// the direction of the deviatoric strain kept, F = F^E F^P holds, and a second update
+// changes nothing; beyond the apex the sand separates to the apex.
+TEST(MpmConstitutiveTest, DruckerPragerReturnMapping) {
+  const LameParameters lame = LameParameters::FromYoungsModulus(3.5e5, 0.3);
+  const double angle = 30.0 * std::acos(-1.0) / 180.0;
+  for (const double cohesion : {0.0, 100.0}) {
+    const DruckerPragerModel model(lame, angle, cohesion);
+    const double alpha = model.cone_slope();
+    const double apex_mean_stress = cohesion / std::tan(angle);
+    const auto cone = [&](const Vector3& strains) {  // ‖dev τ‖ + α (tr τ − 3 p_t), [Pa]
+      const Vector3 tau = KirchhoffStresses(strains, lame);
+      return (tau - Vector3::Constant(tau.mean())).norm() + alpha * (tau.sum() - 3.0 * apex_mean_stress);
+    };
+    std::mt19937 generator(27);
+    const Matrix3 left = RandomRotation(generator), right = RandomRotation(generator);
+    const Matrix3 plastic_before = Matrix3::Identity() + 0.05 * Matrix3::Ones();
+    const auto gradient_of = [&](const Vector3& strains) {
+      return Matrix3(left * strains.array().exp().matrix().asDiagonal() * right.transpose());
+    };
+
+    // Inside: isotropic compression with a little shear.
+    const Vector3 inside(-0.010, -0.011, -0.012);
+    ASSERT_LT(cone(inside), 0.0);
+    Matrix3 elastic = gradient_of(inside), plastic = plastic_before, rotation = Matrix3::Identity();
+    const Matrix3 elastic_before = elastic;
+    model.UpdateState(elastic, rotation, plastic);
+    EXPECT_EQ(elastic, elastic_before);
+    EXPECT_EQ(plastic, plastic_before);
+    EXPECT_LE(MaxAbs(rotation - left * right.transpose()), 1e-12);
+
+    // Outside: a sheared state under light compression.
+    const Vector3 outside(0.01, -0.002, -0.02);
+    ASSERT_GT(cone(outside), 0.0);
+    elastic = gradient_of(outside);
+    plastic = plastic_before;
+    const Matrix3 total = elastic * plastic;
+    model.UpdateState(elastic, rotation, plastic);
+    const Vector3 strains = ComputeSignedSvd(elastic).singular_values.array().log();
+    EXPECT_NEAR(cone(strains), 0.0, 1e-9 * StressScale(lame) * 0.02);
+    EXPECT_NEAR(strains.sum(), outside.sum(), 1e-13);
+    // outside is sorted like the singular values, so the deviatoric parts compare entry by entry.
+    const Vector3 deviatoric_before = outside - Vector3::Constant(outside.mean());
+    const Vector3 deviatoric_after = strains - Vector3::Constant(strains.mean());
+    EXPECT_NEAR(deviatoric_after.normalized().dot(deviatoric_before.normalized()), 1.0, 1e-12);
+    EXPECT_LT(deviatoric_after.norm(), deviatoric_before.norm());
+    EXPECT_LE(MaxAbs(elastic * plastic - total), 1e-12);
+    const Matrix3 elastic_once = elastic, plastic_once = plastic;
+    model.UpdateState(elastic, rotation, plastic);
+    EXPECT_LE(MaxAbs(elastic - elastic_once), 1e-13);
+    EXPECT_LE(MaxAbs(plastic - plastic_once), 1e-13);
+
+    // Beyond the apex: stretched in every direction.
+    elastic = gradient_of(Vector3(0.02, 0.01, 0.015));
+    plastic = plastic_before;
+    const Matrix3 stretched_total = elastic * plastic;
+    model.UpdateState(elastic, rotation, plastic);
+    const double apex_stretch = std::exp(model.apex_volumetric_strain() / 3.0);
+    EXPECT_LE(MaxAbs(elastic - apex_stretch * left * right.transpose()), 1e-13);
+    EXPECT_LE(MaxAbs(elastic * plastic - stretched_total), 1e-12);
+    const Matrix3 stress = model.FirstPiolaStress(elastic, rotation);
+    // The apex carries only the mean stress p_t (none without cohesion): τ = P Fᵀ = p_t I.
+    EXPECT_LE(MaxAbs(Matrix3(stress * elastic.transpose() - apex_mean_stress * Matrix3::Identity())),
+              1e-9 * StressScale(lame));
+  }
+}
+
+TEST(MpmConstitutiveTest, GranularMaterialsTakeFrictionAngleAndCohesion) {
+  const Material sand = MakeGranularMaterial("sand", 1600.0, 3.5e5, 0.3, 30.0, 10.0);
+  EXPECT_EQ(sand.model, "drucker_prager");
+  EXPECT_TRUE(sand.is_plastic());
+  EXPECT_EQ(sand.friction_angle_degrees, 30.0);
+  EXPECT_EQ(sand.cohesion, 10.0);
+  EXPECT_NEAR(sand.WaveSpeed(), sand.lame.DilatationalWaveSpeed(1600.0), 1e-12);
+  const auto& model = dynamic_cast<const DruckerPragerModel&>(*sand.constitutive_model);
+  // α = √(2/3)·2 sin φ/(3 − sin φ) = √(2/3)·0.4 at 30°.
+  EXPECT_NEAR(model.cone_slope(), std::sqrt(2.0 / 3.0) * 0.4, 1e-15);
+  EXPECT_THROW(MakeGranularMaterial("sand", 1600.0, 3.5e5, 0.3, 0.0), std::invalid_argument);
+  EXPECT_THROW(MakeGranularMaterial("sand", 1600.0, 3.5e5, 0.3, 90.0), std::invalid_argument);
+  EXPECT_THROW(MakeGranularMaterial("sand", 1600.0, 3.5e5, 0.3, 30.0, -1.0), std::invalid_argument);
+  try {
+    MakeMaterial("sand", "drucker_prager", 1600.0, 3.5e5, 0.3);
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("'drucker_prager' is a granular model"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(MpmConstitutiveTest, LameConversionMatchesTabulatedValues) {
   // Exact values: E = 1e8, ν = 0.2 → μ_L = 1e8/2.4 = 125e6/3, λ = 2e7/0.72 = 250e6/9.
   const LameParameters ball = LameParameters::FromYoungsModulus(1e8, 0.2);
@@ -523,7 +712,9 @@ TEST(MpmConstitutiveTest, LameConversionMatchesTabulatedValues) {
 
 // Every model is registered once: its name lists in the scene keys and builds the model.
 TEST(MpmConstitutiveTest, RegistryListsAndBuildsEveryModel) {
-  EXPECT_EQ(ConstitutiveModelNames(), (std::vector<std::string>{"fixed_corotated", "linear_corotated", "eos_liquid"}));
+  EXPECT_EQ(ConstitutiveModelNames(),
+            (std::vector<std::string>{"fixed_corotated", "linear_corotated", "eos_liquid", "drucker_prager"}));
+  EXPECT_EQ(ConstitutiveModelNames(MaterialKind::kGranular), (std::vector<std::string>{"drucker_prager"}));
   EXPECT_EQ(ConstitutiveModelNames(MaterialKind::kLiquid), (std::vector<std::string>{"eos_liquid"}));
   const std::vector<std::string> names = ConstitutiveModelNames(MaterialKind::kSolid);
   EXPECT_EQ(names, (std::vector<std::string>{"fixed_corotated", "linear_corotated"}));
@@ -536,7 +727,8 @@ TEST(MpmConstitutiveTest, RegistryListsAndBuildsEveryModel) {
     MakeConstitutiveModel("neo_hookean", MaterialConstants{});
     ADD_FAILURE() << "no exception";
   } catch (const std::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find("'neo_hookean' (known: fixed_corotated, linear_corotated, eos_liquid)"),
+    EXPECT_NE(std::string(error.what())
+                  .find("'neo_hookean' (known: fixed_corotated, linear_corotated, eos_liquid, drucker_prager)"),
               std::string::npos)
         << error.what();
   }
