@@ -1,4 +1,4 @@
-"""Short squeezed_cube and close_lift_shake runs of the real executable feed their figure
+"""Short squeezed_cube, close_lift_shake and sand_pile runs of the real executable feed their figure
 scripts, which must write a non-empty PNG.
 
 Needs the contactlab executable: set CONTACTLAB_BIN=/path/to/contactlab.
@@ -48,3 +48,17 @@ def test_close_lift_shake_figure(contactlab_bin, tmp_path):
                "close_time=0.01", "lift_time=0.01", "shake_duration=0.01", "duration=0.03")
     assert "held" in run.summary
     _figure("analysis.figures.close_lift_shake", [tmp_path / "shake.h5"], tmp_path / "shake.png")
+
+
+def test_sand_pile_figure(contactlab_bin, tmp_path):
+    dry = _run(contactlab_bin, "sand_pile", tmp_path / "dry.h5", "grid_spacing=0.025", "duration=0.05")
+    radii = dry.series_info("surface_height")["columns"]
+    _, surface = dry.series("surface_height")
+    assert surface.shape[1] == len(radii)
+    _, cone = dry.analytic("surface_height")
+    assert cone.shape == surface.shape
+    assert dry.summary["friction_angle"] == 30.0
+    cohesive = _run(contactlab_bin, "sand_pile", tmp_path / "cohesive.h5", "grid_spacing=0.025", "duration=0.05",
+                    "cohesion=300", "table_model=slip")
+    assert cohesive.summary["cohesion_ratio"] == pytest.approx(300.0 / cohesive.summary["analytic_critical_cohesion"])
+    _figure("analysis.figures.sand_pile", [tmp_path / "dry.h5", tmp_path / "cohesive.h5"], tmp_path / "sand.png")
