@@ -4,6 +4,7 @@
 #include "experiments/scenarios/block_on_slab.h"
 #include "experiments/scenarios/close_lift_shake.h"
 #include "experiments/scenarios/dough_rolling.h"
+#include "experiments/scenarios/floating_box.h"
 #include "experiments/scenarios/hydrostatic_column.h"
 #include "experiments/scenarios/incline_block.h"
 #include "experiments/scenarios/pyramid.h"
@@ -18,9 +19,9 @@ namespace contactlab::experiments {
 const std::vector<ScenarioInfo>& RegisteredScenarios() {
   // Every scenario of the project, in the order `contactlab list` prints them.
   static const std::vector<ScenarioInfo> registry = {
-      BallOnSlopeInfo(),  SqueezedCubeInfo(),  CloseLiftShakeInfo(),    DoughRollingInfo(),
-      InclineBlockInfo(), RollingSphereInfo(), PyramidInfo(),           WedgeInfo(),
-      StackInfo(),        BlockOnSlabInfo(),   HydrostaticColumnInfo(), SandPileInfo(),
+      BallOnSlopeInfo(),       SqueezedCubeInfo(), CloseLiftShakeInfo(), DoughRollingInfo(), InclineBlockInfo(),
+      RollingSphereInfo(),     PyramidInfo(),      WedgeInfo(),          StackInfo(),        BlockOnSlabInfo(),
+      HydrostaticColumnInfo(), SandPileInfo(),     FloatingBoxInfo(),
   };
   return registry;
 }

@@ -29,32 +29,8 @@ class HydrostaticColumn final : public Scenario {
     world.gravity = Vector3(0.0, 0.0, -gravity_);
     world.grid_spacing = parameters.GetDouble("grid_spacing");
 
-    // The container: a floor with its top face at z = 0 and four side walls whose inner faces
-    // bound [−W/2, W/2]², 1.5 H high. As grid walls they act on the nodes inside them, so
-    // their faces must lie on node planes (z = 0 does): W/2 a multiple of h.
-    const double half = 0.5 * width;
-    const double cells = half / world.grid_spacing;
-    if (GetChoice(parameters, "table_model", contact::GridBoundaryNames()) != rigid::GridBoundary::kContactBody &&
-        std::abs(cells - std::round(cells)) > 1e-9 * cells) {
-      throw InputError(
-          "keys 'column_width', 'grid_spacing': with grid walls (table_model) the container's faces must "
-          "lie on grid node planes, so column_width / 2 must be a multiple of grid_spacing");
-    }
-    const double wall_height = 1.5 * height;
-    const auto add_wall = [&](const char* name, const Vector3& half_size, const Vector3& center) {
-      rigid::Pose pose;
-      pose.position = center;
-      world.bodies.push_back(
-          rigid::MakeStaticBody(name, {rigid::Geometry{rigid::Shape::Box(half_size), rigid::Pose{}, friction}}, pose));
-      ApplyTableModel(parameters, world.bodies.back());
-    };
-    add_wall("floor", Vector3(half + wall, half + wall, 0.5 * wall), Vector3(0.0, 0.0, -0.5 * wall));
-    const Vector3 side_x(0.5 * wall, half + wall, 0.5 * wall_height);
-    const Vector3 side_y(half + wall, 0.5 * wall, 0.5 * wall_height);  // overlaps the x walls at the edges
-    add_wall("wall_-x", side_x, Vector3(-half - 0.5 * wall, 0.0, 0.5 * wall_height));
-    add_wall("wall_+x", side_x, Vector3(half + 0.5 * wall, 0.0, 0.5 * wall_height));
-    add_wall("wall_-y", side_y, Vector3(0.0, -half - 0.5 * wall, 0.5 * wall_height));
-    add_wall("wall_+y", side_y, Vector3(0.0, half + 0.5 * wall, 0.5 * wall_height));
+    // The container: floor top at z = 0, inner faces at ±W/2, walls 1.5 H high.
+    AddSquareContainer(parameters, "column_width", width, wall, 1.5 * height, friction, world);
 
     // The liquid fills the container's cross-section up to H: the lattice s(k + ½) leaves
     // half a particle spacing to every wall, as on a grid wall's node layer (scene_tools.h).

@@ -201,4 +201,32 @@ void ApplyTableModel(const ParameterSet& parameters, rigid::RigidBody& body) {
   body.grid_boundary = GetChoice(parameters, "table_model", contact::GridBoundaryNames());
 }
 
+void AddSquareContainer(const ParameterSet& parameters, const std::string& width_key, double width, double thickness,
+                        double wall_height, double mu, World& world) {
+  const double half = 0.5 * width;
+  const double cells = half / world.grid_spacing;
+  if (GetChoice(parameters, "table_model", contact::GridBoundaryNames()) != rigid::GridBoundary::kContactBody &&
+      std::abs(cells - std::round(cells)) > 1e-9 * cells) {
+    throw InputError("keys '" + width_key +
+                     "', 'grid_spacing': with grid walls (table_model) the container's faces must lie on grid node "
+                     "planes, so " +
+                     width_key + " / 2 must be a multiple of grid_spacing");
+  }
+  const auto add_wall = [&](const char* name, const mpm::Vector3& half_size, const mpm::Vector3& center) {
+    rigid::Pose pose;
+    pose.position = center;
+    world.bodies.push_back(
+        rigid::MakeStaticBody(name, {rigid::Geometry{rigid::Shape::Box(half_size), rigid::Pose{}, mu}}, pose));
+    ApplyTableModel(parameters, world.bodies.back());
+  };
+  add_wall("floor", mpm::Vector3(half + thickness, half + thickness, 0.5 * thickness),
+           mpm::Vector3(0.0, 0.0, -0.5 * thickness));
+  const mpm::Vector3 side_x(0.5 * thickness, half + thickness, 0.5 * wall_height);
+  const mpm::Vector3 side_y(half + thickness, 0.5 * thickness, 0.5 * wall_height);
+  add_wall("wall_-x", side_x, mpm::Vector3(-half - 0.5 * thickness, 0.0, 0.5 * wall_height));
+  add_wall("wall_+x", side_x, mpm::Vector3(half + 0.5 * thickness, 0.0, 0.5 * wall_height));
+  add_wall("wall_-y", side_y, mpm::Vector3(0.0, -half - 0.5 * thickness, 0.5 * wall_height));
+  add_wall("wall_+y", side_y, mpm::Vector3(0.0, half + 0.5 * thickness, 0.5 * wall_height));
+}
+
 }  // namespace contactlab::experiments

@@ -111,4 +111,13 @@ ParameterSpec TableModelSpec();
 // Sets body.grid_boundary from "table_model".
 void ApplyTableModel(const ParameterSet& parameters, rigid::RigidBody& body);
 
+// An open square container as five static bodies (floor, walls -x, +x, -y, +y), each taking
+// "table_model": a floor with its top face at z = 0 and walls whose inner faces bound
+// [−W/2, W/2]², `wall_height` high, all `thickness` thick, with friction `mu`. The y-walls
+// overlap the x-walls at the edges, so no grid node sits on a wall's end face. As grid walls
+// they act on the nodes inside them, so their faces must lie on node planes: InputError
+// naming `width_key` and grid_spacing unless W/2 is a multiple of the grid spacing.
+void AddSquareContainer(const ParameterSet& parameters, const std::string& width_key, double width, double thickness,
+                        double wall_height, double mu, World& world);
+
 }  // namespace contactlab::experiments
