@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include <omp.h>
+
 #include "formulations/contact/coulomb_collision.h"
 #include "formulations/contact/geometry_query.h"
 
@@ -96,6 +98,74 @@ void ApplyGridBoundary(const std::vector<GridBoundaryNode>& nodes, const std::ve
     total.linear += impulse_on_wall;
     total.angular += (wall.position - bodies[wall.body].pose.position).cross(impulse_on_wall);
   }
+}
+
+int ProjectParticlesOutOfGridWalls(const std::vector<rigid::RigidBody>& bodies, mpm::Particles& particles,
+                                   std::vector<WallImpulse>& impulses) {
+  std::vector<int> walls;
+  for (int b = 0; b < static_cast<int>(bodies.size()); ++b) {
+    if (bodies[b].is_grid_boundary()) walls.push_back(b);
+  }
+  if (walls.empty()) return 0;
+  const auto boxes = GeometryBoundingBoxes(bodies, 0.0);
+  const int count = static_cast<int>(particles.size());
+  const int body_count = static_cast<int>(bodies.size());
+  int moved = 0;
+  // Per-thread sums of the impulses, added in thread order.
+  std::vector<std::vector<WallImpulse>> partial;
+#pragma omp parallel reduction(+ : moved)
+  {
+#pragma omp single
+    partial.assign(static_cast<std::size_t>(omp_get_num_threads()), std::vector<WallImpulse>(body_count));
+    std::vector<WallImpulse>& mine = partial[static_cast<std::size_t>(omp_get_thread_num())];
+#pragma omp for schedule(static)
+    for (int p = 0; p < count; ++p) {
+      Vector3& position = particles.position[p];
+      Vector3& velocity = particles.velocity[p];
+      bool inside_any = false;
+      for (const int b : walls) {
+        const rigid::RigidBody& body = bodies[b];
+        for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
+          if (!boxes[b][g].contains(position)) continue;
+          const GeometryQuery query = QueryGeometry(body, g, position);
+          if (!(query.signed_distance < 0.0)) continue;
+          inside_any = true;
+          const Vector3 normal = query.normal.normalized();
+          position -= query.signed_distance * normal;
+          const Vector3 before = velocity;
+          const double mass = particles.mass[p];
+          switch (body.grid_boundary) {
+            case rigid::GridBoundary::kSticky:
+              velocity.setZero();
+              break;
+            case rigid::GridBoundary::kSlip:
+              velocity -= std::min(0.0, velocity.dot(normal)) * normal;
+              break;
+            case rigid::GridBoundary::kSeparating: {
+              const CoulombCollisionResult collision =
+                  ResolveCoulombCollision(Vector3::Zero(), velocity, normal, mass,
+                                          body.geometries[g].friction_coefficient, /*restitution=*/0.0);
+              if (collision.approaching) velocity += collision.impulse_on_second / mass;
+              break;
+            }
+            case rigid::GridBoundary::kContactBody:
+              break;
+          }
+          const Vector3 impulse_on_wall = -mass * (velocity - before);
+          mine[b].linear += impulse_on_wall;
+          mine[b].angular += (position - body.pose.position).cross(impulse_on_wall);
+        }
+      }
+      if (inside_any) ++moved;
+    }
+  }
+  for (const std::vector<WallImpulse>& sums : partial) {
+    for (int b = 0; b < body_count; ++b) {
+      impulses[b].linear += sums[b].linear;
+      impulses[b].angular += sums[b].angular;
+    }
+  }
+  return moved;
 }
 
 std::uint8_t ImplicitConstraintMask(const GridBoundaryNode& node, const Vector3& predictor,

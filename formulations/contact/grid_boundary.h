@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "formulations/parameters.h"
+#include "mpm/particles.h"
 #include "mpm/sparse_grid.h"
 #include "rigid/rigid_body.h"
 
@@ -61,6 +62,18 @@ bool HasGridBoundary(const std::vector<rigid::RigidBody>& bodies);
 // −Σ m_i Δv_i and its moment.
 void ApplyGridBoundary(const std::vector<GridBoundaryNode>& nodes, const std::vector<rigid::RigidBody>& bodies,
                        mpm::SparseGrid& grid, std::vector<WallImpulse>& impulses);
+
+// Every formulation after its G2P: the particles that ended inside a grid wall. The walls
+// hold nodes, not particles: a particle next to a wall moves with the free nodes of its
+// stencil and can drift up to half a cell into the wall, where the held nodes keep it (a
+// liquid or sand flowing along a wall loses particles into it). Each particle inside a wall
+// geometry (φ < 0) is put back on its surface, x ← x − φ n̂, and its velocity meets the
+// wall's condition as a node's would: sticky removes all of it, slip the approach v·n̂ < 0,
+// separating the approach and, by Coulomb friction, the slip it can stop. The momentum the
+// particles lose goes to `impulses` (one per body) like ApplyGridBoundary's. Returns the
+// number of particles moved.
+int ProjectParticlesOutOfGridWalls(const std::vector<rigid::RigidBody>& bodies, mpm::Particles& particles,
+                                   std::vector<WallImpulse>& impulses);
 
 // The implicit formulations' constraint on one node: which world components of its velocity
 // are fixed at zero (bit k for axis k) in the step's solves. Sticky fixes all three, slip the

@@ -372,6 +372,14 @@ void HybridImpulseFormulation::Substep(World& world, double dt, double step_dt, 
   start = Clock::now();
   mpm::GridToParticle(grid_, dt, particles);
   mpm::UpdateConstitutiveState(world.materials, particles);
+  if (!wall_nodes.empty()) {  // particles that drifted into a grid wall go back to its surface
+    std::vector<contact::WallImpulse> wall_impulses(world.bodies.size());
+    contact::ProjectParticlesOutOfGridWalls(world.bodies, particles, wall_impulses);
+    for (std::size_t b = 0; b < world.bodies.size(); ++b) {
+      substep_impulses[b].linear += wall_impulses[b].linear;
+      substep_impulses[b].angular += wall_impulses[b].angular;
+    }
+  }
   timings.g2p += SecondsSince(start);
 
   start = Clock::now();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 
+#include "formulations/contact/grid_boundary.h"
 #include "formulations/contact/particle_contacts.h"
 #include "formulations/dynamics/step_bookkeeping.h"
 #include "formulations/phase_clock.h"
@@ -187,7 +188,7 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   //     plasticity and R0.
   start = Clock::now();
   Eigen::VectorXd grid_velocity = x.head(implicit_mpm_.num_dofs());
-  const std::vector<contact::WallImpulse> wall_impulses = implicit_mpm_.FinishGridBoundary(grid_velocity, world.bodies);
+  std::vector<contact::WallImpulse> wall_impulses = implicit_mpm_.FinishGridBoundary(grid_velocity, world.bodies);
   std::fill(grid_.velocity.begin(), grid_.velocity.end(), Vector3::Zero());
   const std::vector<int>& active_nodes = implicit_mpm_.active_nodes();
   for (int node = 0; node < implicit_mpm_.num_active_nodes(); ++node) {
@@ -195,6 +196,10 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   }
   mpm::GridToParticle(grid_, dt, particles);
   mpm::UpdateConstitutiveState(world.materials, particles);
+  // Particles that drifted into a grid wall go back to its surface.
+  if (contact::HasGridBoundary(world.bodies)) {
+    contact::ProjectParticlesOutOfGridWalls(world.bodies, particles, wall_impulses);
+  }
   report.timings.g2p = SecondsSince(start);
 
   // 5. Report every pushing pair, then commit its relaxed attachment; drop the others

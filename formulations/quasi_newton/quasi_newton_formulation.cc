@@ -686,6 +686,8 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     } else {
       mpm::GridToParticle(grid_, substep, particles);
       mpm::UpdateConstitutiveState(world.materials, particles);
+      // Particles that drifted into a grid wall go back to its surface.
+      if (has_walls) contact::ProjectParticlesOutOfGridWalls(world.bodies, particles, wall_impulses);
     }
     report.timings.g2p += SecondsSince(start);
   }
@@ -697,6 +699,9 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
       throw SimulationDiverged("quasi_newton (backend " + ChoiceName(options_.backend, BackendNames()) +
                                "): " + error.what() + " at t = " + std::to_string(world.time) + " s");
     }
+    // The particles stay on the device through the substeps: those that drifted into a grid
+    // wall go back to its surface once per step, here.
+    if (has_walls) contact::ProjectParticlesOutOfGridWalls(world.bodies, particles, wall_impulses);
     report.timings.g2p += SecondsSince(start);
   }
 

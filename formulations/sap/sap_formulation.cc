@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "formulations/contact/grid_boundary.h"
 #include "formulations/contact/particle_contacts.h"
 #include "formulations/dynamics/explicit_stability.h"
 #include "formulations/dynamics/rigid_contact_step.h"
@@ -287,6 +288,11 @@ StepReport SapFormulation::AdvanceState(World& world, double dt) {
     dynamics::RecordWallImpulses(implicit_mpm_.FinishGridBoundary(work.mpm_velocity, world.bodies), dt, report);
   }
   TransferToParticles(world, work, report.timings);
+  if (implicit_mpm_.has_constraints()) {  // particles that drifted into a grid wall go back to its surface
+    std::vector<contact::WallImpulse> wall_impulses(world.bodies.size());
+    contact::ProjectParticlesOutOfGridWalls(world.bodies, world.particles, wall_impulses);
+    dynamics::RecordWallImpulses(wall_impulses, dt, report);
+  }
   statistics_.sparse_factorizations = sparse_factorizations() - sparse_factorizations_before;
 
   // Report: the particle constraints of this step's problem, the rigid ones, and the deepest

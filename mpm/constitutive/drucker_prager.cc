@@ -62,7 +62,7 @@ Matrix3 DruckerPragerModel::FirstPiolaStress(const Matrix3& deformation_gradient
 Matrix9 DruckerPragerModel::FirstPiolaStressDerivative(const Matrix3& deformation_gradient,
                                                        const Matrix3& /*reference_rotation*/) const {
   // For an isotropic ψ̂(σ) with p_i = ∂ψ̂/∂σ_i, in the singular frame (δF̃ = Uᵀ δF V,
-  // δP = U δP̃ Vᵀ; Teran et al. 2005, Stomakhin et al. 2012):
+  // δP = U δP̃ Vᵀ; [`teran2005robust`], [`stomakhin2012invertible`]):
   //   δP̃_ii = Σ_k H_ik δF̃_kk,            H_ik = ∂p_i/∂σ_k,
   //   δP̃_ij = a δF̃_ij + b δF̃_ji (i ≠ j),  a, b = ½[D_ij ± (p_i + p_j)/(σ_i + σ_j)],
   // with the divided difference D_ij = (p_i − p_j)/(σ_i − σ_j), evaluated without the

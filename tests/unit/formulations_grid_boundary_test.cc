@@ -1,8 +1,8 @@
 // Static supports as grid boundary conditions (contact/grid_boundary.h): the node projection
-// against hand-computed values, the implicit formulations' constraint masks, and under every
-// registered formulation an elastic cube resting and sliding on a table modelled as a sticky,
-// slip or separating wall: the table carries the cube's weight, no particle falls through,
-// and the tangential motion follows the wall's kind (kept, stopped, or Coulomb-decelerated).
+// and the particle projection against hand-computed values, the implicit formulations' constraint masks, and under
+// every registered formulation an elastic cube resting and sliding on a table modelled as a sticky, slip or separating
+// wall: the table carries the cube's weight, no particle falls through, and the tangential motion follows the wall's
+// kind (kept, stopped, or Coulomb-decelerated).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -99,6 +99,61 @@ TEST(GridBoundary, NodeOnAConcaveEdgeIsHeldByBothWalls) {
   std::uint8_t mask = 0;
   for (const contact::GridBoundaryNode& node : nodes) mask |= contact::ImplicitConstraintMask(node, velocity, bodies);
   EXPECT_EQ(mask, 0b101);
+}
+
+// A particle that drifted into a wall goes back onto its surface and meets the wall's
+// condition as a node would; the wall receives what the particle lost, and a particle
+// outside every wall is left alone. In a corner it leaves both walls.
+TEST(GridBoundary, ParticlesInsideAWallGoBackToItsSurface) {
+  const Vector3 approaching(0.3, 0.0, -1.0);
+  struct Case {
+    GridBoundary kind;
+    double friction;
+    Vector3 expected;
+  };
+  for (const Case& c :
+       {Case{GridBoundary::kSticky, 0.5, Vector3::Zero()}, Case{GridBoundary::kSlip, 0.5, Vector3(0.3, 0.0, 0.0)},
+        Case{GridBoundary::kSeparating, 0.1, Vector3(0.2, 0.0, 0.0)}}) {
+    const std::vector<rigid::RigidBody> bodies = {Table(c.kind, c.friction)};
+    mpm::Particles particles;
+    particles.Add(Vector3(0.2, 0.1, -0.004), approaching, 2.0, 1e-3, 0);  // 4 mm deep
+    particles.Add(Vector3(0.2, 0.1, 0.003), approaching, 2.0, 1e-3, 0);   // above the table
+    std::vector<contact::WallImpulse> impulses(1);
+    EXPECT_EQ(contact::ProjectParticlesOutOfGridWalls(bodies, particles, impulses), 1);
+    EXPECT_NEAR((particles.position[0] - Vector3(0.2, 0.1, 0.0)).norm(), 0.0, 1e-12);
+    EXPECT_NEAR((particles.velocity[0] - c.expected).norm(), 0.0, 1e-12) << particles.velocity[0].transpose();
+    EXPECT_NEAR((impulses[0].linear - 2.0 * (approaching - c.expected)).norm(), 0.0, 1e-12);
+    // Its moment about the table's centre (0, 0, −0.1), from the point on the surface.
+    EXPECT_NEAR((impulses[0].angular - Vector3(0.2, 0.1, 0.1).cross(impulses[0].linear)).norm(), 0.0, 1e-12);
+    EXPECT_EQ(particles.position[1], Vector3(0.2, 0.1, 0.003));
+    EXPECT_EQ(particles.velocity[1], approaching);
+  }
+  // A slip wall keeps a particle that already leaves it as it is, apart from its position.
+  {
+    const std::vector<rigid::RigidBody> bodies = {Table(GridBoundary::kSlip, 0.0)};
+    mpm::Particles particles;
+    particles.Add(Vector3(0.0, 0.0, -0.002), Vector3(0.1, 0.0, 0.5), 1.0, 1e-3, 0);
+    std::vector<contact::WallImpulse> impulses(1);
+    EXPECT_EQ(contact::ProjectParticlesOutOfGridWalls(bodies, particles, impulses), 1);
+    EXPECT_EQ(particles.velocity[0], Vector3(0.1, 0.0, 0.5));
+    EXPECT_EQ(impulses[0].linear, Vector3::Zero());
+  }
+  // A corner: inside the floor and a side wall (inner face at x = 0) that reaches into the
+  // floor, as a container's walls do.
+  rigid::RigidBody floor = Table(GridBoundary::kSlip, 0.0);
+  rigid::Pose wall_pose;
+  wall_pose.position = Vector3(0.1, 0.0, 0.4);
+  rigid::RigidBody wall = rigid::MakeStaticBody(
+      "wall", {rigid::Geometry{rigid::Shape::Box(Vector3(0.1, 1.0, 0.5)), rigid::Pose{}, 0.0}}, wall_pose);
+  wall.grid_boundary = GridBoundary::kSlip;
+  const std::vector<rigid::RigidBody> bodies = {floor, wall};
+  mpm::Particles particles;
+  particles.Add(Vector3(0.003, 0.0, -0.002), Vector3(0.4, 0.3, -1.0), 2.0, 1e-3, 0);
+  std::vector<contact::WallImpulse> impulses(2);
+  EXPECT_EQ(contact::ProjectParticlesOutOfGridWalls(bodies, particles, impulses), 1);
+  EXPECT_NEAR((particles.position[0] - Vector3(0.0, 0.0, 0.0)).norm(), 0.0, 1e-12);
+  EXPECT_NEAR((particles.velocity[0] - Vector3(0.0, 0.3, 0.0)).norm(), 0.0, 1e-12);
+  EXPECT_NEAR((impulses[0].linear + impulses[1].linear - Vector3(0.8, 0.0, -2.0)).norm(), 0.0, 1e-12);
 }
 
 TEST(GridBoundary, ImplicitMasksAndBadInput) {
