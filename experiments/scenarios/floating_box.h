@@ -13,8 +13,12 @@
 // the tolerance of the check, so the analytic draft uses ρ_l.
 //
 // The box is a free body the liquid carries through each formulation's own contact; the
-// container is a grid wall (sticky by default, as in hydrostatic_column). Summary: draft
-// against the analytic draft, the box's tilt and its sideways drift.
+// container is a grid wall (sticky by default, as in hydrostatic_column). Contact stops the
+// particles' centres at the box, while the liquid's face lies half a particle spacing s
+// beyond them: the liquid overlaps the box's bottom by s/2, and a box floating right under
+// particle contact sits at d + s/2 (summary analytic_draft_particle_contact). Summary: draft
+// against both, the box's tilt and sideways drift, and the liquid particles inside the
+// box's volume.
 #include "experiments/scenario.h"
 
 namespace contactlab::experiments {

@@ -1,4 +1,4 @@
-"""Short squeezed_cube, close_lift_shake and sand_pile runs of the real executable feed their figure
+"""Short squeezed_cube, close_lift_shake, sand_pile and floating_box runs of the real executable feed their figure
 scripts, which must write a non-empty PNG.
 
 Needs the contactlab executable: set CONTACTLAB_BIN=/path/to/contactlab.
@@ -62,3 +62,13 @@ def test_sand_pile_figure(contactlab_bin, tmp_path):
                     "cohesion=300", "table_model=slip")
     assert cohesive.summary["cohesion_ratio"] == pytest.approx(300.0 / cohesive.summary["analytic_critical_cohesion"])
     _figure("analysis.figures.sand_pile", [tmp_path / "dry.h5", tmp_path / "cohesive.h5"], tmp_path / "sand.png")
+
+
+def test_floating_box_figure(contactlab_bin, tmp_path):
+    run = _run(contactlab_bin, "floating_box", tmp_path / "float.h5", "grid_spacing=0.02", "settle_time=0.01",
+               "duration=0.03")
+    assert run.summary["analytic_draft"] == pytest.approx(0.025)
+    assert run.summary["analytic_draft_particle_contact"] == pytest.approx(0.025 + 0.5 * 0.01)
+    _, leaked = run.series("particles_in_box")
+    assert leaked[0] == 0
+    _figure("analysis.figures.floating_box", [tmp_path / "float.h5"], tmp_path / "float.png")
