@@ -5,6 +5,9 @@
 #   make sweeps the example sweeps (data/sweeps) and their figures (results/sweeps, results/figures)
 #   make test-sanitize  the C++ tests built with AddressSanitizer and UndefinedBehaviorSanitizer
 #               (build-sanitize/; too slow for `make test` on 2 cores)
+#   make materials  the liquid and sand scenes under every formulation (data/sweeps/sand_pile,
+#               sand_cohesion, floating_box) and their figures (sap's and penalty's floating_box runs
+#               take over 17 minutes each)
 #   make defaults  every formulation at its defaults on the validation scenes (data/sweeps/defaults_*),
 #               checked by analysis/defaults_report.py (several hours on 2 cores)
 BUILD_DIR ?= build
@@ -15,7 +18,7 @@ CONTACTLAB := $(BUILD_DIR)/experiments/contactlab
 
 SANITIZE_BUILD_DIR ?= build-sanitize
 
-.PHONY: all deps configure build test test-sanitize format format-check demo validate sweeps defaults bench clean
+.PHONY: all deps configure build test test-sanitize format format-check demo validate sweeps materials defaults bench clean
 
 all: build
 
@@ -60,6 +63,16 @@ sweeps: build
 	  $(PYTHON) -m analysis.figures.sweep_$$sweep results/sweeps/$$sweep --out results/figures/sweep_$$sweep.png \
 	  || exit 1; \
 	done
+
+materials: build
+	@mkdir -p results/figures
+	for sweep in sand_pile sand_cohesion floating_box; do \
+	  OMP_NUM_THREADS=1 $(CONTACTLAB) sweep run data/sweeps/$$sweep.toml -j $(JOBS) --out-dir results/sweeps/$$sweep \
+	  || exit 1; \
+	done
+	$(PYTHON) -m analysis.figures.sand_pile results/sweeps/sand_pile results/sweeps/sand_cohesion \
+	  --out results/figures/sand_pile.png
+	$(PYTHON) -m analysis.figures.floating_box results/sweeps/floating_box --out results/figures/floating_box.png
 
 defaults: build
 	for sweep in incline_block wedge ball_on_slope squeezed_cube pyramid close_lift_shake; do \
