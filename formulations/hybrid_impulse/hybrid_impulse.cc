@@ -19,6 +19,12 @@
 namespace contactlab::hybrid_impulse {
 namespace {
 
+// Bodies whose contact with the material goes through their surface samples on grid 1: those
+// of finite mass (free bodies, links) and kinematic ones (infinite mass).
+bool ExchangesThroughSamples(const rigid::RigidBody& body) {
+  return body.has_finite_mass() || body.motion == rigid::BodyMotion::kKinematic;
+}
+
 using mpm::Matrix3;
 using mpm::Vector3;
 
@@ -95,7 +101,7 @@ void HybridImpulseFormulation::PrepareCollisionSamples(const World& world) {
   samples_.assign(world.bodies.size(), CollisionSamples{});
   for (std::size_t b = 0; b < world.bodies.size(); ++b) {
     const rigid::RigidBody& body = world.bodies[b];
-    if (!body.has_finite_mass()) continue;
+    if (!ExchangesThroughSamples(body)) continue;
     CollisionSamples& samples = samples_[b];
     for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
       const rigid::Geometry& geometry = body.geometries[g];
@@ -118,8 +124,11 @@ void HybridImpulseFormulation::PrepareCollisionSamples(const World& world) {
     if (samples.position_in_body.empty()) {
       throw InputError("hybrid_impulse: body '" + body.name + "' has no surface samples");
     }
-    // Each collision particle carries an equal share of the body mass (thesis §6.2).
-    samples.sample_mass = body.mass / static_cast<double>(samples.position_in_body.size());
+    // Each collision particle carries an equal share of the body mass (thesis §6.2). A
+    // kinematic body's mass is infinite; its samples' unit weights only average the normals
+    // and friction coefficients on the nodes.
+    samples.sample_mass =
+        body.has_finite_mass() ? body.mass / static_cast<double>(samples.position_in_body.size()) : 1.0;
   }
   samples_ready_ = true;
 }
@@ -142,7 +151,7 @@ void HybridImpulseFormulation::ApplyInfiniteMassBoundaries(const World& world,
       const Vector3 node_position = grid_.NodePosition(node);
       for (int b = 0; b < body_count; ++b) {
         const rigid::RigidBody& body = world.bodies[b];
-        if (body.has_finite_mass() || body.is_grid_boundary()) continue;
+        if (ExchangesThroughSamples(body) || body.is_grid_boundary()) continue;
         for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
           if (!boxes[b][g].contains(node_position)) continue;
           const contact::GeometryQuery query = contact::QueryGeometry(body, g, node_position);
@@ -191,6 +200,11 @@ std::vector<HybridImpulseFormulation::PredictedMotion> HybridImpulseFormulation:
   for (std::size_t b = 0; b < world.bodies.size(); ++b) {
     const rigid::RigidBody& body = world.bodies[b];
     PredictedMotion& motion = motions[b];
+    if (body.motion == rigid::BodyMotion::kKinematic) {  // its prescribed velocity at the substep's start
+      motion.linear = body.linear_velocity;
+      motion.angular = body.angular_velocity;
+      continue;
+    }
     if (!rigid_dofs_.HasDofs(static_cast<int>(b))) continue;
     int first = -1;
     rigid_dofs_.PointJacobian(world, static_cast<int>(b), body.pose.position, &first);
@@ -266,7 +280,9 @@ void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_ind
 
   // Node collisions (thesis eq. 6.34–6.38 with erratum E6). In per-sample mode the grid-1
   // velocity change is kept for the sample filter below.
-  const bool node_feedback = options_.rigid_feedback == RigidFeedback::kNodeImpulse;
+  // A kinematic body does not respond: its impulse is only recorded, as node feedback.
+  const bool kinematic = body.motion == rigid::BodyMotion::kKinematic;
+  const bool node_feedback = kinematic || options_.rigid_feedback == RigidFeedback::kNodeImpulse;
   std::vector<Vector3> rigid_velocity_change;
   if (!node_feedback) rigid_velocity_change.assign(node_count, Vector3::Zero());
   for (const int node : rigid_nodes_) {
@@ -289,11 +305,15 @@ void HybridImpulseFormulation::ExchangeWithBody(const World& world, int body_ind
     }
     normal.normalize();
     // The rigid side's mass at the node: the samples' share of the body mass (thesis), or the
-    // body's effective mass along the normal at the node, 1 / (n̂ᵀ W(x) n̂) (spec B3 variant).
-    const double node_rigid_mass = options_.rigid_node_mass == RigidNodeMass::kEffective
-                                       ? 1.0 / NormalMobility(world, body, node_position, normal)
-                                       : rigid_mass;
-    const double reduced_mass = node_rigid_mass * material_mass / (node_rigid_mass + material_mass);
+    // body's effective mass along the normal at the node, 1 / (n̂ᵀ W(x) n̂) (spec B3 variant);
+    // infinite for a kinematic body, whose reduced mass is the node's.
+    double reduced_mass = material_mass;
+    if (!kinematic) {
+      const double node_rigid_mass = options_.rigid_node_mass == RigidNodeMass::kEffective
+                                         ? 1.0 / NormalMobility(world, body, node_position, normal)
+                                         : rigid_mass;
+      reduced_mass = node_rigid_mass * material_mass / (node_rigid_mass + material_mass);
+    }
     const contact::CoulombCollisionResult collision =
         contact::ResolveCoulombCollision(rigid_velocity_at(node_position), grid_.velocity[node], normal, reduced_mass,
                                          rigid_friction_sum_[node] / rigid_mass, options_.restitution);
@@ -347,10 +367,10 @@ void HybridImpulseFormulation::Substep(World& world, double dt, double step_dt, 
   mpm::ComputeGridVelocity(world.gravity, dt, grid_);
   timings.free_motion += SecondsSince(start);
 
-  // Static and kinematic bodies as Coulomb boundary conditions; impulse exchange with the
-  // bodies of finite mass (free bodies, articulated links) at their predicted velocities;
-  // the boundary conditions again so the exchange cannot push material through a static
-  // wall (§3.6 steps 1, 2, 4, 5).
+  // Static bodies as Coulomb boundary conditions; impulse exchange with the bodies of finite
+  // mass (free bodies, articulated links) at their predicted velocities and with kinematic
+  // bodies at their prescribed ones; the boundary conditions again so the exchange cannot
+  // push material through a static wall (§3.6 steps 1, 2, 4, 5).
   start = Clock::now();
   rigid_dofs_.Setup(world, dt);
   const std::vector<PredictedMotion> predicted = PredictRigidMotion(world);
@@ -363,7 +383,7 @@ void HybridImpulseFormulation::Substep(World& world, double dt, double step_dt, 
                                                                 : std::vector<contact::GridBoundaryNode>{};
   ApplyInfiniteMassBoundaries(world, wall_nodes, substep_impulses);
   for (int b = 0; b < static_cast<int>(world.bodies.size()); ++b) {
-    if (world.bodies[b].has_finite_mass()) ExchangeWithBody(world, b, predicted[b], substep_impulses[b]);
+    if (ExchangesThroughSamples(world.bodies[b])) ExchangeWithBody(world, b, predicted[b], substep_impulses[b]);
   }
   ApplyInfiniteMassBoundaries(world, wall_nodes, substep_impulses);
   timings.solve += SecondsSince(start);

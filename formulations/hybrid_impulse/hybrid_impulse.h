@@ -8,8 +8,12 @@
 //   mass: free bodies and links of the articulated multibody tree;
 //   at nodes where both have mass, one inelastic Coulomb collision (eq. 6.34–6.38 with E6)
 //   exchanges an impulse, and the rigid body receives the exact opposite impulse (force
-//   and torque). Static and kinematic bodies (infinite mass) act as Coulomb grid boundary
-//   conditions on the nodes inside their geometry (§1.6).
+//   and torque). Kinematic bodies take the same path with infinite mass (spec §3.6
+//   "Kinematic rigid"): their samples mark the nodes and give the normals, and the
+//   collision is the moving-boundary Coulomb condition there. Static bodies act as Coulomb
+//   grid boundary conditions on the nodes inside their geometry (§1.6); a body thinner
+//   than about two cells has no node inside it whose nearest face is the touched one, so
+//   moving bodies do not take that path.
 // Rigid bodies move with the integrator every formulation shares (dynamics::RigidDofs: its
 // free motion is the predictor of §3.6 step 1), and contact between rigid bodies, which the
 // thesis leaves open, is the convex rigid step of dynamics/rigid_contact_step.h after each
@@ -131,7 +135,7 @@ class HybridImpulseFormulation final : public Formulation {
   dynamics::RigidDofs rigid_dofs_;
   dynamics::RigidContacts rigid_contacts_;
   mpm::SparseGrid grid_;
-  std::vector<CollisionSamples> samples_;  // per world body; empty for infinite-mass bodies
+  std::vector<CollisionSamples> samples_;  // per world body; empty for static bodies
   bool samples_ready_ = false;
   int grid_boundary_nodes_ = 0;  // grid-boundary nodes, largest over the step's substeps
   // Grid-1 scratch for one body (indexed by grid-2 node): mass, normal and friction sums.
