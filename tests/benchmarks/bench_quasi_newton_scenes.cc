@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,11 @@ void BM_QuasiNewtonDough(benchmark::State& state) {
   experiments::RunRequest request;
   request.scenario = "dough_rolling";
   request.formulation = "quasi_newton";
-  request.config_file = std::string(CONTACTLAB_SOURCE_DIR) + "/data/scenes/dough_rolling.toml";
+  // The source tree it was built from, unless CONTACTLAB_SOURCE_DIR names another copy (a
+  // prebuilt bundle run on a GPU machine, scripts/cuda-bundle).
+  const char* source_dir = std::getenv("CONTACTLAB_SOURCE_DIR");
+  request.config_file =
+      std::string(source_dir != nullptr ? source_dir : CONTACTLAB_SOURCE_DIR) + "/data/scenes/dough_rolling.toml";
   const std::string table = state.range(0) == 0 ? "contact_body" : "separating";
   request.overrides = {"table_model=" + table, std::string("quasi_newton.backend=") + (cuda ? "cuda" : "cpu")};
   const experiments::ResolvedRun run = experiments::ResolveRun(request);
