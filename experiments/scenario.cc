@@ -3,7 +3,10 @@
 #include "experiments/scenarios/ball_on_slope.h"
 #include "experiments/scenarios/block_on_slab.h"
 #include "experiments/scenarios/close_lift_shake.h"
+#include "experiments/scenarios/column_collapse.h"
+#include "experiments/scenarios/dam_break.h"
 #include "experiments/scenarios/dough_rolling.h"
+#include "experiments/scenarios/dough_tearing.h"
 #include "experiments/scenarios/floating_box.h"
 #include "experiments/scenarios/hydrostatic_column.h"
 #include "experiments/scenarios/incline_block.h"
@@ -19,9 +22,10 @@ namespace contactlab::experiments {
 const std::vector<ScenarioInfo>& RegisteredScenarios() {
   // Every scenario of the project, in the order `contactlab list` prints them.
   static const std::vector<ScenarioInfo> registry = {
-      BallOnSlopeInfo(),       SqueezedCubeInfo(), CloseLiftShakeInfo(), DoughRollingInfo(), InclineBlockInfo(),
-      RollingSphereInfo(),     PyramidInfo(),      WedgeInfo(),          StackInfo(),        BlockOnSlabInfo(),
-      HydrostaticColumnInfo(), SandPileInfo(),     FloatingBoxInfo(),
+      BallOnSlopeInfo(),  SqueezedCubeInfo(),  CloseLiftShakeInfo(),    DoughRollingInfo(),
+      InclineBlockInfo(), RollingSphereInfo(), PyramidInfo(),           WedgeInfo(),
+      StackInfo(),        BlockOnSlabInfo(),   HydrostaticColumnInfo(), SandPileInfo(),
+      FloatingBoxInfo(),  DoughTearingInfo(),  DamBreakInfo(),          ColumnCollapseInfo(),
   };
   return registry;
 }

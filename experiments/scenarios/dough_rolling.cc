@@ -23,42 +23,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kCarrierMass = 1.0;      // [kg]
 constexpr double kCarrierInertia = 1e-3;  // [kg m²]
 
-// 10u³ − 15u⁴ + 6u⁵ on [0, 1] (0 before, 1 after) and its first two derivatives in u. Position,
-// velocity and acceleration stay continuous across keyframes (the prescribed acceleration
-// enters the tree's bias forces), and velocity and acceleration vanish at each keyframe.
-struct Quintic {
-  double value, first, second;
-};
-Quintic EvaluateQuintic(double u) {
-  if (u <= 0.0) return {0.0, 0.0, 0.0};
-  if (u >= 1.0) return {1.0, 0.0, 0.0};
-  const double u2 = u * u;
-  return {u2 * u * (10.0 + u * (-15.0 + 6.0 * u)), 30.0 * u2 * (1.0 - u) * (1.0 - u),
-          60.0 * u * (1.0 - u) * (1.0 - 2.0 * u)};
-}
-
-// A prescribed coordinate at one time: value [m or rad] at time [s].
-struct Keyframe {
-  double time, value;
-};
-
-// The coordinate moves from keyframe to keyframe along the quintic above and holds its
-// first (last) value before (after) them. Keyframe times must not decrease.
-rigid::TimeFunction KeyframeTrajectory(std::vector<Keyframe> keys) {
-  const auto at = [keys](double t) -> Quintic {
-    if (t <= keys.front().time) return {keys.front().value, 0.0, 0.0};
-    if (t >= keys.back().time) return {keys.back().value, 0.0, 0.0};
-    std::size_t k = 0;
-    while (keys[k + 1].time <= t) ++k;  // keys[k].time ≤ t < keys[k + 1].time
-    const double span = keys[k + 1].time - keys[k].time;
-    const double change = keys[k + 1].value - keys[k].value;
-    const Quintic shape = EvaluateQuintic((t - keys[k].time) / span);
-    return {keys[k].value + change * shape.value, change * shape.first / span, change * shape.second / (span * span)};
-  };
-  return rigid::TimeFunction{[=](double t) { return at(t).value; }, [=](double t) { return at(t).first; },
-                             [=](double t) { return at(t).second; }};
-}
-
 // The pin's prescribed motion (spec E3 reduced): offsets of the axis centre from its start
 // above the dough centre along x and z [m], its yaw about z [rad], and the three passes in
 // which it rolls over the dough.

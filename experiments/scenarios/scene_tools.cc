@@ -229,4 +229,35 @@ void AddSquareContainer(const ParameterSet& parameters, const std::string& width
   add_wall("wall_+y", side_y, mpm::Vector3(0.0, half + 0.5 * thickness, 0.5 * wall_height));
 }
 
+namespace {
+
+// 10u³ − 15u⁴ + 6u⁵ on [0, 1] (0 before, 1 after) and its first two derivatives in u.
+struct Quintic {
+  double value, first, second;
+};
+Quintic EvaluateQuintic(double u) {
+  if (u <= 0.0) return {0.0, 0.0, 0.0};
+  if (u >= 1.0) return {1.0, 0.0, 0.0};
+  const double u2 = u * u;
+  return {u2 * u * (10.0 + u * (-15.0 + 6.0 * u)), 30.0 * u2 * (1.0 - u) * (1.0 - u),
+          60.0 * u * (1.0 - u) * (1.0 - 2.0 * u)};
+}
+
+}  // namespace
+
+rigid::TimeFunction KeyframeTrajectory(std::vector<Keyframe> keys) {
+  const auto at = [keys](double t) -> Quintic {
+    if (t <= keys.front().time) return {keys.front().value, 0.0, 0.0};
+    if (t >= keys.back().time) return {keys.back().value, 0.0, 0.0};
+    std::size_t k = 0;
+    while (keys[k + 1].time <= t) ++k;  // keys[k].time ≤ t < keys[k + 1].time
+    const double span = keys[k + 1].time - keys[k].time;
+    const double change = keys[k + 1].value - keys[k].value;
+    const Quintic shape = EvaluateQuintic((t - keys[k].time) / span);
+    return {keys[k].value + change * shape.value, change * shape.first / span, change * shape.second / (span * span)};
+  };
+  return rigid::TimeFunction{[=](double t) { return at(t).value; }, [=](double t) { return at(t).first; },
+                             [=](double t) { return at(t).second; }};
+}
+
 }  // namespace contactlab::experiments

@@ -104,6 +104,17 @@ double Mean(const std::vector<double>& values);
 // naming both keys unless it lies before the scene's duration.
 double ReadSettleTime(const ParameterSet& parameters);
 
+// A prescribed coordinate at one time: value [m or rad] at time [s].
+struct Keyframe {
+  double time, value;
+};
+// A coordinate that moves from keyframe to keyframe along the quintic smooth step
+// 10u³ − 15u⁴ + 6u⁵ of the normalized time u in each span, and holds its first (last) value
+// before (after) them. Position, velocity and acceleration stay continuous across keyframes
+// (a prescribed joint's acceleration enters the tree's bias forces) and velocity and
+// acceleration vanish at each keyframe. Keyframe times must not decrease.
+rigid::TimeFunction KeyframeTrajectory(std::vector<Keyframe> keys);
+
 // The scene key "table_model": how a scene's static support meets the MPM material, as a
 // contact body ("contact_body", the default) or as a grid boundary ("sticky", "slip",
 // "separating"; formulations/contact/grid_boundary.h).

@@ -1,5 +1,5 @@
-"""Short squeezed_cube, close_lift_shake, sand_pile and floating_box runs of the real executable feed their figure
-scripts, which must write a non-empty PNG.
+"""Short squeezed_cube, close_lift_shake, sand_pile, floating_box, dam_break and column_collapse runs of the real
+executable feed their figure scripts, which must write a non-empty PNG.
 
 Needs the contactlab executable: set CONTACTLAB_BIN=/path/to/contactlab.
 """
@@ -72,3 +72,26 @@ def test_floating_box_figure(contactlab_bin, tmp_path):
     _, leaked = run.series("particles_in_box")
     assert leaked[0] == 0
     _figure("analysis.figures.floating_box", [tmp_path / "float.h5"], tmp_path / "float.png")
+
+
+def test_dam_break_figure(contactlab_bin, tmp_path):
+    run = _run(contactlab_bin, "dam_break", tmp_path / "dam.h5", "grid_spacing=0.025", "dt=0.005", "duration=0.05")
+    data_time, data_front = run.analytic("front_position")
+    assert len(data_time) == 15
+    assert data_front[-1] == pytest.approx(4.11 * 0.1)
+    assert data_time[-1] == pytest.approx(3.33 * (0.1 / (2 * 9.81)) ** 0.5)
+    _, front = run.series("front_position")
+    assert front[0] == pytest.approx(0.1)
+    _figure("analysis.figures.dam_break", [tmp_path / "dam.h5"], tmp_path / "dam.png")
+
+
+def test_column_collapse_figure(contactlab_bin, tmp_path):
+    for aspect in ("0.5", "2"):
+        run = _run(contactlab_bin, "column_collapse", tmp_path / f"collapse_{aspect}.h5", "grid_spacing=0.0125",
+                   "duration=0.05", f"aspect_ratio={aspect}")
+        columns = run.series_info("surface_height")["columns"]
+        _, surface = run.series("surface_height")
+        assert surface.shape[1] == len(columns)
+        assert run.summary["analytic_runout_linear"] == pytest.approx(1.2 * float(aspect))
+    _figure("analysis.figures.column_collapse", [tmp_path / "collapse_0.5.h5", tmp_path / "collapse_2.h5"],
+            tmp_path / "collapse.png")
