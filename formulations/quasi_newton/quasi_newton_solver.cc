@@ -44,27 +44,33 @@ void CheckSubstepProblem(const SubstepContactProblem& problem) {
 
 namespace {
 
-// For every node, the (contact, stencil slot) pairs whose stencil contains it, ordered by
-// contact then slot: K3's scatter becomes a race-free, ordered gather per node.
+// For every node, the contacts whose stencil contains it and the node's weight in each,
+// ordered by contact then stencil slot: K3's scatter becomes a race-free, ordered gather per
+// node. The weights are copied next to the contact indices so that the gather reads two
+// contiguous arrays instead of one stencil slot of each (large) GridContact.
 struct TransposedStencil {
-  std::vector<int> begin;  // CSR offsets, size nodes + 1
-  std::vector<int> entry;  // 27 · contact + slot
+  std::vector<int> begin;      // CSR offsets, size nodes + 1
+  std::vector<int> contact;    // contact index
+  std::vector<double> weight;  // w_ip of the node in that contact's stencil
 
   explicit TransposedStencil(const SubstepContactProblem& problem) {
     const int node_count = static_cast<int>(problem.node_mass.size());
     begin.assign(node_count + 1, 0);
-    for (const GridContact& contact : problem.contacts) {
-      for (int node : contact.node) {
+    for (const GridContact& grid_contact : problem.contacts) {
+      for (int node : grid_contact.node) {
         if (node >= 0) ++begin[node + 1];
       }
     }
     for (int i = 0; i < node_count; ++i) begin[i + 1] += begin[i];
-    entry.resize(begin[node_count]);
+    contact.resize(begin[node_count]);
+    weight.resize(begin[node_count]);
     std::vector<int> fill(begin.begin(), begin.end() - 1);
     for (std::size_t c = 0; c < problem.contacts.size(); ++c) {
       for (int slot = 0; slot < kStencilSize; ++slot) {
         const int node = problem.contacts[c].node[slot];
-        if (node >= 0) entry[fill[node]++] = static_cast<int>(c) * kStencilSize + slot;
+        if (node < 0) continue;
+        contact[fill[node]] = static_cast<int>(c);
+        weight[fill[node]++] = problem.contacts[c].weight[slot];
       }
     }
   }
@@ -119,8 +125,8 @@ void AssembleNodes(const SubstepContactProblem& problem, const TransposedStencil
     Vector3 impulse = Vector3::Zero();
     Matrix3 hessian = problem.node_mass[i] * Matrix3::Identity();
     for (int k = transposed.begin[i]; k < transposed.begin[i + 1]; ++k) {
-      const int c = transposed.entry[k] / kStencilSize;
-      const double weight = problem.contacts[c].weight[transposed.entry[k] % kStencilSize];
+      const int c = transposed.contact[k];
+      const double weight = transposed.weight[k];
       impulse += weight * work.world_impulse[c];
       if (with_hessian) hessian += (weight * weight) * work.world_hessian[c];
     }
