@@ -80,11 +80,12 @@ defaults: build
 	done
 	$(PYTHON) -m analysis.defaults_report results/defaults
 
+# OMP_THREAD_LIMIT binds CHOLMOD's compiled-in num_threads(4) too (README, Sweeps).
 bench: build
-	OMP_NUM_THREADS=1 $(BUILD_DIR)/tests/bench_explicit_substep
-	OMP_NUM_THREADS=2 $(BUILD_DIR)/tests/bench_explicit_substep
-	OMP_NUM_THREADS=1 $(BUILD_DIR)/tests/bench_sap_step
-	OMP_NUM_THREADS=1 $(BUILD_DIR)/tests/bench_sap_scenes
+	OMP_NUM_THREADS=1 OMP_THREAD_LIMIT=1 $(BUILD_DIR)/tests/bench_explicit_substep
+	OMP_NUM_THREADS=2 OMP_THREAD_LIMIT=2 $(BUILD_DIR)/tests/bench_explicit_substep
+	OMP_NUM_THREADS=1 OMP_THREAD_LIMIT=1 $(BUILD_DIR)/tests/bench_sap_step
+	OMP_NUM_THREADS=1 OMP_THREAD_LIMIT=1 $(BUILD_DIR)/tests/bench_sap_scenes
 
 clean:
 	rm -rf $(BUILD_DIR) $(SANITIZE_BUILD_DIR)

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <new>
+#include <omp.h>
 #include <stdexcept>
 
 #include "experiments/config.h"
@@ -201,6 +202,11 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   recorder.SetRootAttribute("formulation", run.formulation);
   recorder.SetRootAttribute("git_commit", CONTACTLAB_GIT_COMMIT);
   recorder.SetRootAttribute("compiler", CONTACTLAB_COMPILER);
+  // The thread budget the timings were taken under: OpenMP's default team size and the
+  // process-wide bound (OMP_THREAD_LIMIT; without it CHOLMOD's supernodal factorization
+  // runs four threads whatever OMP_NUM_THREADS says, sweep_executor.cc).
+  recorder.SetRootAttribute("omp_max_threads", std::to_string(omp_get_max_threads()));
+  recorder.SetRootAttribute("omp_thread_limit", std::to_string(omp_get_thread_limit()));
   recorder.SetRootAttribute("started_utc", UtcNow());
   recorder.SetConfiguration(resolved, parameters);
   scenario->DeclareObservables(recorder);

@@ -60,6 +60,8 @@ std::string SlurmArrayScript(const SweepDefinition& sweep, int run_count, const 
       << "DEFAULT_CONTACTLAB=" << ShellQuote(options.executable.string()) << "\n"
       << "CONTACTLAB=\"${CONTACTLAB:-$DEFAULT_CONTACTLAB}\"\n"
       << "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-" << options.cpus_per_task << "}\"\n"
+      // CHOLMOD's num_threads(4) ignores OMP_NUM_THREADS; the limit binds it (sweep_executor.cc).
+      << "export OMP_THREAD_LIMIT=\"${OMP_THREAD_LIMIT:-$OMP_NUM_THREADS}\"\n"
       << "exec \"$CONTACTLAB\" run --manifest " << ShellQuote(manifest.string())
       << " --index \"$SLURM_ARRAY_TASK_ID\" \\\n"
       << "  --out-dir " << ShellQuote(out_dir.string()) << " --quiet\n";

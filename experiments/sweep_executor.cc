@@ -127,10 +127,17 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
     const int cores = std::max(1u, std::thread::hardware_concurrency());
     setenv("OMP_NUM_THREADS", std::to_string(std::max(1, cores / options.jobs)).c_str(), 1);
   }
+  // OMP_NUM_THREADS does not bind a `num_threads` clause: Debian's CHOLMOD (SuiteSparse 5)
+  // runs its supernodal factorization with num_threads(4), fixed when it was compiled
+  // (CHOLMOD_OMP_NUM_THREADS), so a "one-thread" sap or penalty run used four threads and
+  // took cores from the runs beside it. OMP_THREAD_LIMIT bounds every parallel region of the
+  // process; the runs get the same bound unless the caller set one.
+  if (std::getenv("OMP_THREAD_LIMIT") == nullptr) setenv("OMP_THREAD_LIMIT", std::getenv("OMP_NUM_THREADS"), 1);
   const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe");
   const int total = static_cast<int>(entries.size());
-  std::fprintf(stderr, "contactlab: sweep %s: %d runs, %d at a time, OMP_NUM_THREADS=%s, into %s\n", sweep.name.c_str(),
-               total, options.jobs, std::getenv("OMP_NUM_THREADS"), out_dir.string().c_str());
+  std::fprintf(stderr, "contactlab: sweep %s: %d runs, %d at a time, OMP_NUM_THREADS=%s, OMP_THREAD_LIMIT=%s, into %s\n",
+               sweep.name.c_str(), total, options.jobs, std::getenv("OMP_NUM_THREADS"), std::getenv("OMP_THREAD_LIMIT"),
+               out_dir.string().c_str());
 
   // Runs already complete for the same configuration are not started again.
   std::deque<int> queue;

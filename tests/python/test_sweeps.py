@@ -88,6 +88,30 @@ def test_expand_run_collect(contactlab_bin, sweep_file, tmp_path):
     assert contactlab(contactlab_bin, "collect", out).stdout == (out / "results.csv").read_text()
 
 
+def test_runs_record_their_thread_budget_and_sweeps_bound_every_parallel_region(contactlab_bin, sweep_file,
+                                                                                 tmp_path):
+    # A run records OpenMP's team size and the process-wide thread limit it ran under.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
+    single = tmp_path / "single.h5"
+    contactlab(contactlab_bin, "run", "ball_on_slope", "-f", "sap", "-c", SCENE, "--set", "duration=0.01", "--quiet",
+               "--out", single, env={**env, "OMP_NUM_THREADS": "2", "OMP_THREAD_LIMIT": "3"})
+    with h5py.File(single, "r") as run:
+        assert run.attrs["omp_max_threads"] == "2"
+        assert run.attrs["omp_thread_limit"] == "3"
+    # A sweep's runs get OMP_THREAD_LIMIT = their thread count (CHOLMOD's num_threads(4) obeys
+    # only the limit), unless the caller set one.
+    for limit, expected in ((None, "1"), ("5", "5")):
+        out = tmp_path / f"out_{expected}"
+        sweep_env = dict(env) if limit is None else {**env, "OMP_THREAD_LIMIT": limit}
+        executed = contactlab(contactlab_bin, "sweep", "run", sweep_file, "-j", "2", "--threads-per-run", "1",
+                              "--out-dir", out, env=sweep_env)
+        assert f"OMP_THREAD_LIMIT={expected}" in executed.stderr
+        for line in (out / "manifest.jsonl").read_text().splitlines()[:3]:
+            with h5py.File(out / f"{json.loads(line)['run_id']}.h5", "r") as run:
+                assert run.attrs["omp_max_threads"] == "1"
+                assert run.attrs["omp_thread_limit"] == expected
+
+
 def test_resume_skips_complete_runs_and_reruns_the_rest(contactlab_bin, sweep_file, tmp_path):
     out = tmp_path / "out"
     contactlab(contactlab_bin, "sweep", "run", sweep_file, "-j", "2", "--out-dir", out)
