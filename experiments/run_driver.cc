@@ -1,5 +1,6 @@
 #include "experiments/run_driver.h"
 
+#include <omp.h>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -8,7 +9,6 @@
 #include <filesystem>
 #include <iostream>
 #include <new>
-#include <omp.h>
 #include <stdexcept>
 
 #include "experiments/config.h"
