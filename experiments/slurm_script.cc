@@ -59,7 +59,8 @@ std::string SlurmArrayScript(const SweepDefinition& sweep, int run_count, const 
       << ": \"${SLURM_ARRAY_TASK_ID:?run this script with sbatch (or set SLURM_ARRAY_TASK_ID to a manifest index)}\"\n"
       << "DEFAULT_CONTACTLAB=" << ShellQuote(options.executable.string()) << "\n"
       << "CONTACTLAB=\"${CONTACTLAB:-$DEFAULT_CONTACTLAB}\"\n"
-      << "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-" << options.cpus_per_task << "}\"\n"
+      << "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-" << options.cpus_per_task
+      << "}\"\n"
       // CHOLMOD's num_threads(4) ignores OMP_NUM_THREADS; the limit binds it (sweep_executor.cc).
       << "export OMP_THREAD_LIMIT=\"${OMP_THREAD_LIMIT:-$OMP_NUM_THREADS}\"\n"
       << "exec \"$CONTACTLAB\" run --manifest " << ShellQuote(manifest.string())

@@ -135,7 +135,8 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
   if (std::getenv("OMP_THREAD_LIMIT") == nullptr) setenv("OMP_THREAD_LIMIT", std::getenv("OMP_NUM_THREADS"), 1);
   const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe");
   const int total = static_cast<int>(entries.size());
-  std::fprintf(stderr, "contactlab: sweep %s: %d runs, %d at a time, OMP_NUM_THREADS=%s, OMP_THREAD_LIMIT=%s, into %s\n",
+  std::fprintf(stderr,
+               "contactlab: sweep %s: %d runs, %d at a time, OMP_NUM_THREADS=%s, OMP_THREAD_LIMIT=%s, into %s\n",
                sweep.name.c_str(), total, options.jobs, std::getenv("OMP_NUM_THREADS"), std::getenv("OMP_THREAD_LIMIT"),
                out_dir.string().c_str());
 
