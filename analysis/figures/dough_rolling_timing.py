@@ -13,6 +13,9 @@ time where both ran at the same ε_r and table model; mean iterations per step
 (/solver_log/outer_iterations) against ε_r, which grows like log(1/ε_r) under linear
 convergence; and, only when some run logged iterations (/solver_log/iterations), the residual
 against iteration of each run's longest solve, with its stopping threshold dotted.
+quasi_newton runs with either option beyond seed 003 (``quasi_newton.warm_start`` not
+``none``, ``quasi_newton.kinematic_poses`` not ``step``; data/sweeps/dough_rolling_tolerance_options.toml)
+are a third series, "quasi_newton + options", with their own speedup against sap.
 Two tables go to stdout: timing, iterations and contacts (summary contacts_mean and
 contacts_max) per (table model, ε_r); then the pin's slip ratio per rolling pass and the final
 dough thickness of each run (summary slip_ratio_mean_pass1..3, final_dough_mean_thickness).
@@ -43,11 +46,16 @@ FORMULATIONS = (QUASI_NEWTON, SAP)
 HISTORY_DATASETS = ("timeseries/qn_gradient_history", "timeseries/gradient_history",
                     "solver_log/qn_gradient_history", "solver_log/gradient_history")
 
+# The series: seed 003's quasi_newton, the same with the options beyond it, and sap.
+QUASI_NEWTON_OPTIONS = "quasi_newton + options"
+SERIES = (QUASI_NEWTON, QUASI_NEWTON_OPTIONS, SAP)
 TimingRow = namedtuple("TimingRow", "relative_tolerance quasi_newton_ms sap_ms speedup table_model "
-                       "quasi_newton_iterations sap_iterations quasi_newton_contacts sap_contacts",
-                       defaults=("contact_body", math.nan, math.nan, "", ""))
+                       "quasi_newton_iterations sap_iterations quasi_newton_contacts sap_contacts "
+                       "options_ms options_speedup options_iterations",
+                       defaults=("contact_body", math.nan, math.nan, "", "", math.nan, math.nan, math.nan))
 TIMING_HEADER = ("eps_r", "QN [ms/step]", "SAP [ms/step]", "speedup SAP/QN", "table", "QN it/step",
-                 "SAP it/step", "QN contacts avg (max)", "SAP contacts avg (max)")
+                 "SAP it/step", "QN contacts avg (max)", "SAP contacts avg (max)", "QN+opt [ms/step]",
+                 "SAP/QN+opt", "QN+opt it/step")
 DEFAULT_TABLE_MODEL = "contact_body"
 PASSES = (1, 2, 3)
 OutcomeRow = namedtuple("OutcomeRow", "table_model relative_tolerance formulation slip_pass1 slip_pass2 slip_pass3 "
@@ -59,6 +67,16 @@ OUTCOME_HEADER = ("table", "eps_r", "formulation", "slip pass 1", "slip pass 2",
 def table_model(run):
     """The run's ``table_model`` parameter (contact_body for runs written before it existed)."""
     return str(run.params.get("table_model", DEFAULT_TABLE_MODEL))
+
+
+def series(run):
+    """The run's series: ``quasi_newton + options`` for a quasi_newton run with a warm start
+    or substep poses, else its formulation."""
+    if run.formulation == QUASI_NEWTON and (
+            str(run.params.get("quasi_newton.warm_start", "none")) != "none"
+            or str(run.params.get("quasi_newton.kinematic_poses", "step")) != "step"):
+        return QUASI_NEWTON_OPTIONS
+    return run.formulation
 
 
 def iterations_per_step(run):
@@ -106,21 +124,22 @@ def milliseconds_per_step(run):
 def timing_rows(runs):
     """One TimingRow per (table model, ε_r) seen among the quasi_newton and sap runs, in that
     order, ascending; a formulation without a run there gets NaN (and the speedup NaN)."""
-    samples = {}  # (formulation, table model, ε_r) -> [run]
+    samples = {}  # (series, table model, ε_r) -> [run]
     for run in runs:
         tolerance = relative_tolerance(run)
         if run.formulation in FORMULATIONS and tolerance is not None:
-            samples.setdefault((run.formulation, table_model(run), tolerance), []).append(run)
+            samples.setdefault((series(run), table_model(run), tolerance), []).append(run)
     rows = []
     for model, tolerance in sorted({(model, tolerance) for _, model, tolerance in samples}):
-        found = [samples.get((name, model, tolerance), []) for name in FORMULATIONS]
-        qn, sap = (float(np.mean([milliseconds_per_step(run) for run in group])) if group else math.nan
-                   for group in found)
-        qn_iterations, sap_iterations = (
+        found = [samples.get((name, model, tolerance), []) for name in SERIES]
+        qn, options, sap = (float(np.mean([milliseconds_per_step(run) for run in group])) if group else math.nan
+                            for group in found)
+        qn_iterations, options_iterations, sap_iterations = (
             float(np.mean([iterations_per_step(run) for run in group])) if group else math.nan for group in found)
-        qn_contacts, sap_contacts = (_contacts(group[0]) if group else "" for group in found)
+        qn_contacts, _, sap_contacts = (_contacts(group[0]) if group else "" for group in found)
         rows.append(TimingRow(tolerance, qn, sap, sap / qn if qn > 0.0 else math.nan, model, qn_iterations,
-                              sap_iterations, qn_contacts, sap_contacts))
+                              sap_iterations, qn_contacts, sap_contacts, options,
+                              sap / options if options > 0.0 else math.nan, options_iterations))
     return rows
 
 
@@ -134,14 +153,15 @@ def outcome_rows(runs):
             continue
         slips = [run.summary.get(f"slip_ratio_mean_pass{index}", math.nan) for index in PASSES]
         thickness = run.summary.get("final_dough_mean_thickness", math.nan)
-        rows.append(OutcomeRow(table_model(run), tolerance, run.formulation, *(float(x) for x in slips),
+        rows.append(OutcomeRow(table_model(run), tolerance, series(run), *(float(x) for x in slips),
                                1.0e3 * float(thickness), run.status))
     return sorted(rows, key=lambda row: (row.table_model, row.relative_tolerance, row.formulation))
 
 
 def format_timing_table(rows):
     """The timing table as aligned plain text."""
-    return format_table(TIMING_HEADER, rows, (".0e", ".1f", ".1f", ".3g", "", ".1f", ".1f", "", ""))
+    return format_table(TIMING_HEADER, rows, (".0e", ".1f", ".1f", ".3g", "", ".1f", ".1f", "", "", ".1f", ".3g",
+                                              ".1f"))
 
 
 def format_outcome_table(rows):
@@ -204,7 +224,7 @@ def _models(rows):
 def _plot_per_model(ax, rows, columns, ylabel, title, log_y=True):
     """One curve per (formulation column, table model) against ε_r on a log axis; the y axis
     logarithmic too unless ``log_y`` is False."""
-    for (name, column, marker), color in zip(columns, ("C0", "C1")):
+    for (name, column, marker), color in zip(columns, ("C0", "C1", "C3")):
         for model, style in zip(_models(rows), LINESTYLES):
             points = [(row.relative_tolerance, getattr(row, column)) for row in rows
                       if row.table_model == model and math.isfinite(getattr(row, column))]
@@ -220,24 +240,28 @@ def _plot_per_model(ax, rows, columns, ylabel, title, log_y=True):
 
 
 def _plot_timing(ax, rows):
-    _plot_per_model(ax, rows, ((QUASI_NEWTON, "quasi_newton_ms", "o"), (SAP, "sap_ms", "s")),
+    _plot_per_model(ax, rows, ((QUASI_NEWTON, "quasi_newton_ms", "o"), (SAP, "sap_ms", "s"),
+                               (QUASI_NEWTON_OPTIONS, "options_ms", "^")),
                     "wall time per step [ms]", "runtime")
 
 
 def _plot_iterations(ax, rows):
-    _plot_per_model(ax, rows, ((QUASI_NEWTON, "quasi_newton_iterations", "o"), (SAP, "sap_iterations", "s")),
+    _plot_per_model(ax, rows, ((QUASI_NEWTON, "quasi_newton_iterations", "o"), (SAP, "sap_iterations", "s"),
+                               (QUASI_NEWTON_OPTIONS, "options_iterations", "^")),
                     "iterations per step", "iterations (linear convergence: a straight line)", log_y=False)
 
 
 def _plot_speedup(ax, rows):
     drawn = False
-    for model, style in zip(_models(rows), LINESTYLES):
-        points = [(row.relative_tolerance, row.speedup) for row in rows
-                  if row.table_model == model and math.isfinite(row.speedup)]
-        if points:
-            x, y = zip(*points)
-            ax.loglog(x, y, marker="o", color="C2", linestyle=style, label=model)
-            drawn = True
+    for column, name, marker, color in (("speedup", "", "o", "C2"), ("options_speedup", " (QN + options)", "^",
+                                                                      "C3")):
+        for model, style in zip(_models(rows), LINESTYLES):
+            points = [(row.relative_tolerance, getattr(row, column)) for row in rows
+                      if row.table_model == model and math.isfinite(getattr(row, column))]
+            if points:
+                x, y = zip(*points)
+                ax.loglog(x, y, marker=marker, color=color, linestyle=style, label=model + name)
+                drawn = True
     if drawn:
         ax.axhline(10.0, color="grey", linestyle=":", linewidth=0.8)  # the issue's 10x target
         ax.legend(fontsize=7)
@@ -253,7 +277,7 @@ def _plot_speedup(ax, rows):
 def _plot_histories(ax, histories):
     for index, (run, tolerance, history) in enumerate(histories):
         color = f"C{index % 10}"
-        label = f"{run.formulation}, ε_r = {tolerance:.0e}"
+        label = f"{series(run)}, ε_r = {tolerance:.0e}"
         if history["time"] is not None:
             label += f" (t = {history['time']:g} s)"
         norms = history["gradient_norm"]

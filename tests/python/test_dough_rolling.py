@@ -77,15 +77,15 @@ def test_describe_lists_the_scenario_keys(contactlab_bin):
 # log's wall times and (optionally) a gradient-norm history set per run.
 
 def _timing_run(make_run, directory, formulation, tolerance, ms_per_step, history=None,
-                in_params=True, table_model=None):
-    """A dough_rolling run file tmp_path/directory/<formulation>_<ε_r>[_<table model>].h5
-    whose steps take ``ms_per_step`` on average."""
+                in_params=True, table_model=None, options=None):
+    """A dough_rolling run file tmp_path/directory/<formulation>_<ε_r>[_<table model>][_options].h5
+    whose steps take ``ms_per_step`` on average; ``options`` adds parameters (and the suffix)."""
     key = f"{formulation}.relative_tolerance"
-    params = {key: tolerance}
-    suffix = ""
+    params = {key: tolerance, **(options or {})}
+    suffix = "_options" if options else ""
     if table_model is not None:
         params["table_model"] = table_model
-        suffix = f"_{table_model}"
+        suffix = f"_{table_model}" + suffix
     path = make_run(f"{directory}/{formulation}_{tolerance:.0e}{suffix}.h5", scenario="dough_rolling",
                     formulation=formulation, steps=20, extra_params=params)
     with h5py.File(path, "r+") as f:
@@ -130,6 +130,23 @@ def test_timing_rows_and_table(timing_runs):
     table = dough_rolling_timing.format_timing_table(rows)
     assert table.splitlines()[0].split()[:2] == ["eps_r", "QN"]
     assert len(table.splitlines()) == 2 + 3
+
+
+def test_quasi_newton_with_options_is_its_own_series(timing_runs, make_run):
+    # A warm-started run at 1e-3 must not be averaged into seed 003's quasi_newton (40 ms).
+    _timing_run(make_run, "sweep", "quasi_newton", 1e-3, 8.0,
+                options={"quasi_newton.warm_start": "previous_impulses", "quasi_newton.kinematic_poses": "substep"})
+    _timing_run(make_run, "sweep", "quasi_newton", 1e-5, 12.0, options={"quasi_newton.kinematic_poses": "substep"})
+    runs = load_runs(timing_runs)
+    assert sorted(dough_rolling_timing.series(run) for run in runs if run.formulation == "quasi_newton") == (
+        ["quasi_newton"] * 3 + ["quasi_newton + options"] * 2)
+    rows = {row.relative_tolerance: row for row in dough_rolling_timing.timing_rows(runs)}
+    assert rows[1e-3].quasi_newton_ms == pytest.approx(40.0)
+    assert rows[1e-3].options_ms == pytest.approx(8.0)
+    assert rows[1e-3].options_speedup == pytest.approx(2000.0 / 8.0)
+    assert rows[1e-5].options_speedup == pytest.approx(3000.0 / 12.0)
+    assert math.isnan(rows[1e-1].options_ms) and math.isnan(rows[1e-1].options_speedup)
+    assert "SAP/QN+opt" in dough_rolling_timing.format_timing_table(list(rows.values()))
 
 
 def test_figure_cli_without_histories(timing_runs, tmp_path):
