@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 namespace contactlab::sap {
 
@@ -22,19 +23,8 @@ void SparseSapLinearSystem::Multiply(const Eigen::VectorXd& x, Eigen::VectorXd& 
 }
 
 void SparseSapLinearSystem::BuildPattern(const SapProblem& problem) {
-  // Rows (≥ column) present in each column of the lower triangle of H.
-  std::vector<std::vector<int>> rows_of_column(size_);
-  for (int column = 0; column < rigid_size_; ++column) {
-    for (int row = column; row < rigid_size_; ++row) rows_of_column[column].push_back(row);
-  }
-  for (int column = 0; column < mpm_matrix_.outerSize(); ++column) {
-    for (SparseMatrix::InnerIterator entry(mpm_matrix_, column); entry; ++entry) {
-      if (entry.row() >= column) {
-        rows_of_column[rigid_size_ + column].push_back(rigid_size_ + static_cast<int>(entry.row()));
-      }
-    }
-  }
-  // Each constraint couples every pair of its unknowns.
+  // Each constraint's unknowns (expanded from its Jacobian blocks, which have disjoint column
+  // ranges) and its dense 3 × k Jacobian.
   const int constraint_count = static_cast<int>(problem.constraints.size());
   constraint_columns_.assign(constraint_count, {});
   constraint_jacobians_.assign(constraint_count, Eigen::MatrixXd());
@@ -51,61 +41,93 @@ void SparseSapLinearSystem::BuildPattern(const SapProblem& problem) {
       for (int k = 0; k < block_width; ++k) columns.push_back(block.column + k);
       offset += block_width;
     }
-    for (int a = 0; a < width; ++a) {
-      for (int b = 0; b < width; ++b) {
-        if (columns[a] >= columns[b]) rows_of_column[columns[b]].push_back(columns[a]);
-      }
+  }
+  // Where each unknown appears: (constraint, local index) pairs per unknown, in CSR form,
+  // ordered by constraint.
+  std::vector<int> incidence_begin(size_ + 1, 0);
+  for (const std::vector<int>& columns : constraint_columns_) {
+    for (const int column : columns) ++incidence_begin[column + 1];
+  }
+  for (int column = 0; column < size_; ++column) incidence_begin[column + 1] += incidence_begin[column];
+  std::vector<std::pair<int, int>> incidence(incidence_begin[size_]);
+  {
+    std::vector<int> fill(incidence_begin.begin(), incidence_begin.end() - 1);
+    for (int c = 0; c < constraint_count; ++c) {
+      const std::vector<int>& columns = constraint_columns_[c];
+      for (int b = 0; b < static_cast<int>(columns.size()); ++b) incidence[fill[columns[b]]++] = {c, b};
     }
   }
-  // Compress.
+
+  // The lower triangle of H column by column: the rows of A and of every pair of unknowns a
+  // constraint couples, each once (`seen` holds the column that last added a row), sorted.
+  // The slots of A's entries and of the constraints' lower pairs are read off the finished
+  // column through `position`, in the order Factor() adds them.
+  base_slots_.clear();
+  base_values_.clear();
+  constraint_slots_.assign(constraint_count, {});
+  for (int c = 0; c < constraint_count; ++c) {
+    const std::size_t width = constraint_columns_[c].size();
+    constraint_slots_[c].assign(width * width, -1);
+  }
   std::vector<int> outer(size_ + 1, 0);
+  std::vector<int> rows_of_hessian;
+  std::vector<int> seen(size_, -1);
+  std::vector<int> position(size_, -1);
+  std::vector<int> rows;
   for (int column = 0; column < size_; ++column) {
-    std::vector<int>& rows = rows_of_column[column];
+    rows.clear();
+    const auto add = [&](int row) {
+      if (seen[row] != column) {
+        seen[row] = column;
+        rows.push_back(row);
+      }
+    };
+    const bool rigid = column < rigid_size_;
+    if (rigid) {
+      for (int row = column; row < rigid_size_; ++row) add(row);
+    } else {
+      for (SparseMatrix::InnerIterator entry(mpm_matrix_, column - rigid_size_); entry; ++entry) {
+        if (entry.row() >= column - rigid_size_) add(rigid_size_ + static_cast<int>(entry.row()));
+      }
+    }
+    for (int k = incidence_begin[column]; k < incidence_begin[column + 1]; ++k) {
+      for (const int row : constraint_columns_[incidence[k].first]) {
+        if (row >= column) add(row);
+      }
+    }
     std::sort(rows.begin(), rows.end());
-    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
     outer[column + 1] = outer[column] + static_cast<int>(rows.size());
+    for (std::size_t k = 0; k < rows.size(); ++k) position[rows[k]] = outer[column] + static_cast<int>(k);
+    rows_of_hessian.insert(rows_of_hessian.end(), rows.begin(), rows.end());
+
+    // Slots of the constant part A in this column.
+    if (rigid) {
+      for (int row = column; row < rigid_size_; ++row) {
+        base_slots_.push_back(position[row]);
+        base_values_.push_back(rigid_matrix_(row, column));
+      }
+    } else {
+      for (SparseMatrix::InnerIterator entry(mpm_matrix_, column - rigid_size_); entry; ++entry) {
+        if (entry.row() < column - rigid_size_) continue;
+        base_slots_.push_back(position[rigid_size_ + static_cast<int>(entry.row())]);
+        base_values_.push_back(entry.value());
+      }
+    }
+    // Slots of the constraints' lower pairs (a, b) with b's unknown this column.
+    for (int k = incidence_begin[column]; k < incidence_begin[column + 1]; ++k) {
+      const auto [c, b] = incidence[k];
+      const std::vector<int>& columns = constraint_columns_[c];
+      const int width = static_cast<int>(columns.size());
+      std::vector<int>& slots = constraint_slots_[c];
+      for (int a = 0; a < width; ++a) {
+        if (columns[a] >= column) slots[a * width + b] = position[columns[a]];
+      }
+    }
   }
   hessian_ = SparseMatrix(size_, size_);
   hessian_.resizeNonZeros(outer[size_]);
   std::copy(outer.begin(), outer.end(), hessian_.outerIndexPtr());
-  for (int column = 0; column < size_; ++column) {
-    std::copy(rows_of_column[column].begin(), rows_of_column[column].end(), hessian_.innerIndexPtr() + outer[column]);
-  }
-  const auto slot = [&](int row, int column) {
-    const int* begin = hessian_.innerIndexPtr() + outer[column];
-    const int* end = hessian_.innerIndexPtr() + outer[column + 1];
-    return static_cast<int>(std::lower_bound(begin, end, row) - hessian_.innerIndexPtr());
-  };
-
-  // Slots of the constant part A.
-  base_slots_.clear();
-  base_values_.clear();
-  for (int column = 0; column < rigid_size_; ++column) {
-    for (int row = column; row < rigid_size_; ++row) {
-      base_slots_.push_back(slot(row, column));
-      base_values_.push_back(rigid_matrix_(row, column));
-    }
-  }
-  for (int column = 0; column < mpm_matrix_.outerSize(); ++column) {
-    for (SparseMatrix::InnerIterator entry(mpm_matrix_, column); entry; ++entry) {
-      if (entry.row() < column) continue;
-      base_slots_.push_back(slot(rigid_size_ + static_cast<int>(entry.row()), rigid_size_ + column));
-      base_values_.push_back(entry.value());
-    }
-  }
-  // Slots of each constraint's lower pairs.
-  constraint_slots_.assign(constraint_count, {});
-  for (int c = 0; c < constraint_count; ++c) {
-    const std::vector<int>& columns = constraint_columns_[c];
-    const int width = static_cast<int>(columns.size());
-    std::vector<int>& slots = constraint_slots_[c];
-    slots.reserve(static_cast<std::size_t>(width) * width);
-    for (int a = 0; a < width; ++a) {
-      for (int b = 0; b < width; ++b) {
-        slots.push_back(columns[a] >= columns[b] ? slot(columns[a], columns[b]) : -1);
-      }
-    }
-  }
+  std::copy(rows_of_hessian.begin(), rows_of_hessian.end(), hessian_.innerIndexPtr());
   pattern_problem_ = &problem;
 }
 
