@@ -136,19 +136,25 @@ bool SparseSapLinearSystem::Factor(const SapProblem& problem, const std::vector<
   double* values = hessian_.valuePtr();
   std::fill(values, values + hessian_.nonZeros(), 0.0);
   for (std::size_t k = 0; k < base_slots_.size(); ++k) values[base_slots_[k]] += base_values_[k];
-  // H += J_cᵀ G_c J_c, lower pairs only.
+  // H += J_cᵀ G_c J_c, lower pairs only: each entry is the three-term sum
+  // Σ_r J(r, a) (G J)(r, b), summed in r's order, computed only where H keeps it.
   Eigen::MatrixXd weighted;
-  Eigen::MatrixXd contribution;
   for (std::size_t c = 0; c < constraint_columns_.size(); ++c) {
     const Eigen::MatrixXd& jacobian = constraint_jacobians_[c];
     weighted.noalias() = contact_hessians[c] * jacobian;
-    contribution.noalias() = jacobian.transpose() * weighted;
     const int width = static_cast<int>(jacobian.cols());
-    const std::vector<int>& slots = constraint_slots_[c];
+    const int* slots = constraint_slots_[c].data();
+    const double* j = jacobian.data();  // column-major, 3 rows
+    const double* w = weighted.data();
     for (int a = 0; a < width; ++a) {
+      const double j0 = j[3 * a], j1 = j[3 * a + 1], j2 = j[3 * a + 2];
       for (int b = 0; b < width; ++b) {
         const int target = slots[a * width + b];
-        if (target >= 0) values[target] += contribution(a, b);
+        if (target < 0) continue;
+        double entry = j0 * w[3 * b];
+        entry += j1 * w[3 * b + 1];
+        entry += j2 * w[3 * b + 2];
+        values[target] += entry;
       }
     }
   }
