@@ -29,7 +29,7 @@ def _positions(run):
 
 
 def _group(run):
-    return run.formulation, run.params.get("friction_angle_match", "triaxial_compression")
+    return run.formulation, run.params.get("friction_angle_match", "plane_strain")
 
 
 def plot(runs, out):

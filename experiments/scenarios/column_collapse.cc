@@ -223,11 +223,13 @@ ScenarioInfo ColumnCollapseInfo() {
            "Friction angle phi of the Drucker-Prager cone (spec-penalty-hybrid A14, as in sand_pile; Lube et al.'s "
            "materials had angles of repose of about 30 degrees or more).",
            InHalfOpenRange(1.0, 89.0)},
-          {"friction_angle_match", std::string("triaxial_compression"), "",
-           "What friction_angle means: the angle of the Drucker-Prager cone, matched to Mohr-Coulomb in triaxial "
-           "compression (default, as in sand_pile; in this plane-strain slab the cone then acts as Mohr-Coulomb of "
-           "43.9 degrees at 30, summary plane_strain_friction_angle), or plane_strain: the cone is narrowed so that "
-           "its plane-strain angle is friction_angle (22.2 degrees for 30; summary cone_friction_angle).",
+          {"friction_angle_match", std::string("plane_strain"), "",
+           "What friction_angle means: plane_strain (default): the Drucker-Prager cone is narrowed so that in this "
+           "planar slab it acts as Mohr-Coulomb of friction_angle (a cone of 22.2 degrees for 30; summary "
+           "cone_friction_angle), the stress state of a planar collapse; triaxial_compression: friction_angle is the "
+           "cone's own angle, matched to Mohr-Coulomb in triaxial compression as in the axisymmetric sand_pile, which "
+           "in plane strain acts as 43.9 degrees at 30 (summary plane_strain_friction_angle) and stops the collapse "
+           "short (run-out 0.70 against 1.05 at a = 1).",
            OneOf({"triaxial_compression", "plane_strain"})},
           {"cohesion", 0.0, "Pa", "Cohesion c of the cone; 0 for the dry grains of the experiments.", NonNegative()},
           {"floor_mu", 0.6, "1", "Friction coefficient of the floor under table_model = separating or contact_body.",
