@@ -18,9 +18,7 @@
 #include "experiments/snapshots.h"
 #include "registry/registered_formulations.h"
 
-#ifndef CONTACTLAB_GIT_COMMIT
-#define CONTACTLAB_GIT_COMMIT "unknown"
-#endif
+#include "contactlab_git_commit.h"  // generated at build time: CONTACTLAB_GIT_COMMIT
 #ifndef CONTACTLAB_COMPILER
 #define CONTACTLAB_COMPILER "unknown"
 #endif
