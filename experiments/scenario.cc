@@ -10,6 +10,7 @@
 #include "experiments/scenarios/floating_box.h"
 #include "experiments/scenarios/hydrostatic_column.h"
 #include "experiments/scenarios/incline_block.h"
+#include "experiments/scenarios/liquid_transfer.h"
 #include "experiments/scenarios/pyramid.h"
 #include "experiments/scenarios/rolling_sphere.h"
 #include "experiments/scenarios/sand_pile.h"
@@ -22,10 +23,10 @@ namespace contactlab::experiments {
 const std::vector<ScenarioInfo>& RegisteredScenarios() {
   // Every scenario of the project, in the order `contactlab list` prints them.
   static const std::vector<ScenarioInfo> registry = {
-      BallOnSlopeInfo(),  SqueezedCubeInfo(),  CloseLiftShakeInfo(),    DoughRollingInfo(),
-      InclineBlockInfo(), RollingSphereInfo(), PyramidInfo(),           WedgeInfo(),
-      StackInfo(),        BlockOnSlabInfo(),   HydrostaticColumnInfo(), SandPileInfo(),
-      FloatingBoxInfo(),  DoughTearingInfo(),  DamBreakInfo(),          ColumnCollapseInfo(),
+      BallOnSlopeInfo(),       SqueezedCubeInfo(),   CloseLiftShakeInfo(), DoughRollingInfo(), InclineBlockInfo(),
+      RollingSphereInfo(),     PyramidInfo(),        WedgeInfo(),          StackInfo(),        BlockOnSlabInfo(),
+      HydrostaticColumnInfo(), SandPileInfo(),       FloatingBoxInfo(),    DoughTearingInfo(), DamBreakInfo(),
+      ColumnCollapseInfo(),    LiquidTransferInfo(),
   };
   return registry;
 }
