@@ -1,5 +1,5 @@
-"""Short squeezed_cube, close_lift_shake, sand_pile, floating_box, dam_break and column_collapse runs of the real
-executable feed their figure scripts, which must write a non-empty PNG.
+"""Short squeezed_cube, close_lift_shake, sand_pile, floating_box, dam_break, column_collapse and
+liquid_transfer runs of the real executable feed their figure scripts, which must write a non-empty PNG.
 
 Needs the contactlab executable: set CONTACTLAB_BIN=/path/to/contactlab.
 """
@@ -95,3 +95,14 @@ def test_column_collapse_figure(contactlab_bin, tmp_path):
         assert run.summary["analytic_runout_linear"] == pytest.approx(1.2 * float(aspect))
     _figure("analysis.figures.column_collapse", [tmp_path / "collapse_0.5.h5", tmp_path / "collapse_2.h5"],
             tmp_path / "collapse.png")
+
+
+def test_liquid_transfer_figure(contactlab_bin, tmp_path):
+    run = _run(contactlab_bin, "liquid_transfer", tmp_path / "pour.h5", "grid_spacing=0.02", "liquid_depth=0.04",
+               "duration=0.05")
+    _, in_mug = run.series("fraction_in_mug")
+    assert in_mug[0] == pytest.approx(1.0)
+    _, tilt = run.series("mug_tilt")
+    assert max(abs(value) for value in tilt) < 1e-9  # the tilt starts at 2 s
+    assert run.summary["particles"] == 6 * 6 * 4
+    _figure("analysis.figures.liquid_transfer", [tmp_path / "pour.h5"], tmp_path / "pour.png")
