@@ -68,6 +68,14 @@ class LiquidTransfer final : public Scenario {
 
     AddSquareContainer(parameters, "bin_width", bin_width_, parameters.GetDouble("bin_wall_thickness"), bin_height_,
                        parameters.GetDouble("bin_mu"), world);
+    // The ground the bin stands on, so that what spills comes to rest beside the bin instead
+    // of falling for the rest of the run.
+    rigid::Pose ground_pose;
+    ground_pose.position = Vector3(0.0, 0.0, -bin_wall_);
+    world.bodies.push_back(rigid::MakeStaticBody(
+        "ground", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, parameters.GetDouble("bin_mu")}},
+        ground_pose));
+    ApplyTableModel(parameters, world.bodies.back());
     for (int b = 0; b < static_cast<int>(world.bodies.size()); ++b) walls_.push_back(b);
 
     // The mug's frame: origin at the centre of its rim, the cavity below, its bottom face
@@ -244,7 +252,8 @@ ScenarioInfo LiquidTransferInfo() {
   ParameterSpec bin = TableModelSpec();
   bin.default_value = std::string("sticky");
   bin.description =
-      "How the bin meets the liquid: sticky grid walls (default, as hydrostatic_column and floating_box: slip and "
+      "How the bin and the ground it stands on meet the liquid: sticky grid walls (default, as hydrostatic_column and "
+      "floating_box: slip and "
       "separating walls let particles creep into them), slip or separating grid walls, or contact_body. The mug "
       "moves and is always a contact body.";
   return ScenarioInfo{

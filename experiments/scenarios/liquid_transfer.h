@@ -10,7 +10,8 @@
 // KeyframeTrajectory): lift (0 → lift_time), carry over the bin (→ + carry_time), tilt about
 // +y by tilt_deg (→ + tilt_time), then hold. About 100 mL (864 particles at the defaults,
 // seed 000 Table I: 791) starts at hydrostatic pressure in the mug. The bin is an open box
-// (scene_tools AddSquareContainer) whose floor and walls take "table_model".
+// (scene_tools AddSquareContainer) standing on a ground plane; the bin's floor and walls and
+// the ground take "table_model".
 //
 // Measures (the spec's): the fraction of the liquid in the bin, in the mug and spilled
 // elsewhere; leakage, as the particles found deeper than h/2 inside any wall of the mug or
