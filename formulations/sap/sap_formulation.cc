@@ -380,11 +380,24 @@ void SapFormulation::CoupleContacts(const World& world, StepWork& work, Timings&
 // factorization of A, and the Schur complement factors A_NN afterwards.
 void SapFormulation::SolveMpmFreeMotion(const World& world, StepWork& work, Timings& timings) {
   const auto start = Clock::now();
+  // A free motion or a Hessian gone bad is the run diverging (a recorded status), not an
+  // internal error.
+  const auto check_free_motion = [&] {
+    if (!AllFinite(work.mpm_free_velocity)) {
+      throw SimulationDiverged("sap: non-finite MPM free-motion velocity at t = " + std::to_string(world.time) + " s");
+    }
+  };
+  const auto compute_schur_complement = [&] {
+    if (!work.schur.Compute(work.mpm_matrix, work.participating, schur_cholesky_)) {
+      throw SimulationDiverged("sap: the MPM Hessian's block outside the contacts is not positive definite at t = " +
+                               std::to_string(world.time) + " s (a particle state has gone bad)");
+    }
+  };
   if (statistics_.used_schur && implicit_mpm_.is_quadratic()) {
     const Eigen::VectorXd& initial = implicit_mpm_.start_velocity();
     work.mpm_matrix = implicit_mpm_.Hessian(initial);
     const Eigen::VectorXd gradient = implicit_mpm_.Gradient(initial);
-    work.schur.Compute(work.mpm_matrix, work.participating, schur_cholesky_);
+    compute_schur_complement();
     const Eigen::VectorXd change = -work.schur.Solve(gradient);
     work.mpm_free_velocity = initial + change;
     // One exact Newton step on the quadratic energy; its residual is that of the linear
@@ -405,12 +418,11 @@ void SapFormulation::SolveMpmFreeMotion(const World& world, StepWork& work, Timi
   } else {
     statistics_.free_motion = implicit_mpm_.SolveFreeMotion(options_.free_motion, free_motion_cholesky_,
                                                             work.mpm_free_velocity, work.mpm_matrix);
-    if (statistics_.used_schur) work.schur.Compute(work.mpm_matrix, work.participating, schur_cholesky_);
+    check_free_motion();
+    if (statistics_.used_schur) compute_schur_complement();
   }
   statistics_.factorization_seconds += SecondsSince(start);
-  if (!AllFinite(work.mpm_free_velocity)) {
-    throw SimulationDiverged("sap: non-finite MPM free-motion velocity at t = " + std::to_string(world.time) + " s");
-  }
+  check_free_motion();
   timings.free_motion += SecondsSince(start);
 }
 

@@ -4,7 +4,7 @@
 
 namespace contactlab::sap {
 
-void SchurComplement::Compute(const SparseMatrix& matrix, const std::vector<int>& participating_nodes,
+bool SchurComplement::Compute(const SparseMatrix& matrix, const std::vector<int>& participating_nodes,
                               linear_algebra::SparseCholesky& cholesky) {
   cholesky_ = &cholesky;
   const int size = static_cast<int>(matrix.rows());
@@ -56,14 +56,13 @@ void SchurComplement::Compute(const SparseMatrix& matrix, const std::vector<int>
   // S = A_PP − (L⁻¹ P A_NP)ᵀ (L⁻¹ P A_NP): one factorization and a half solve per column.
   schur_ = participating_block;
   if (others > 0 && participating > 0) {
-    if (!cholesky.Factor(other_matrix)) {
-      throw std::runtime_error("SchurComplement: the non-participating block is not positive definite");
-    }
+    if (!cholesky.Factor(other_matrix)) return false;
     const Eigen::MatrixXd half = cholesky.SolveLowerPermuted(Eigen::MatrixXd(coupling_));
     schur_.noalias() -= half.transpose() * half;
   }
   schur_ = 0.5 * (schur_ + schur_.transpose()).eval();
   schur_factorization_.compute(schur_);
+  return true;
 }
 
 Eigen::VectorXd SchurComplement::Solve(const Eigen::VectorXd& rhs) const {

@@ -21,9 +21,10 @@ class SchurComplement {
  public:
   // `participating_nodes`: sorted, unique node indices (3 unknowns each) of `matrix`.
   // Factors A_NN with `cholesky` (its symbolic analysis is reused while A_NN's pattern
-  // repeats). Throws std::runtime_error when A_NN is not positive definite.
-  void Compute(const SparseMatrix& matrix, const std::vector<int>& participating_nodes,
-               linear_algebra::SparseCholesky& cholesky);
+  // repeats). Returns false, leaving S unusable, when A_NN is not positive definite (or not
+  // finite): the state the step started from has gone bad, which the caller reports.
+  [[nodiscard]] bool Compute(const SparseMatrix& matrix, const std::vector<int>& participating_nodes,
+                             linear_algebra::SparseCholesky& cholesky);
 
   // S, of size 3 |P|, rows ordered as participating_nodes.
   const Eigen::MatrixXd& matrix() const { return schur_; }
