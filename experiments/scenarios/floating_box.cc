@@ -80,13 +80,9 @@ class FloatingBox final : public Scenario {
     // same under the box, whose weight is what the liquid it displaces weighs. From J = 1 the
     // liquid under the box would have no pressure at first and the box would fall into it.
     if (parameters.GetString("initial_pressure") == "hydrostatic") {
-      const double bulk_modulus = parameters.GetDouble("bulk_modulus");
-      const double exponent = parameters.GetDouble("eos_exponent");
-      for (int p = liquid_.begin; p < liquid_.end; ++p) {
-        const double pressure = liquid_density * world.gravity.norm() * (depth - world.particles.position[p].z());
-        const double volume_ratio = std::pow(1.0 + std::max(0.0, pressure) / bulk_modulus, -1.0 / exponent);
-        world.particles.deformation_gradient[p] = std::cbrt(volume_ratio) * Matrix3::Identity();
-      }
+      SetHydrostaticVolumeRatio(liquid_, liquid_density, world.gravity.norm(), depth,
+                                parameters.GetDouble("bulk_modulus"), parameters.GetDouble("eos_exponent"),
+                                world.particles);
     }
     half_width_ = 0.5 * width;
     columns_ = static_cast<int>(std::lround(width / lattice.spacing.x()));

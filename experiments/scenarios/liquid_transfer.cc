@@ -11,7 +11,6 @@
 namespace contactlab::experiments {
 namespace {
 
-using mpm::Matrix3;
 using mpm::Vector3;
 
 constexpr double kDegree = 3.14159265358979323846 / 180.0;
@@ -133,13 +132,9 @@ class LiquidTransfer final : public Scenario {
     }
     liquid_ = AddParticles(lattice.positions, lattice.spacing.prod(), density, Vector3::Zero(), 0, world.particles);
     const double floor_z = mug_pose.position.z() - inner_height_;
-    const double bulk_modulus = parameters.GetDouble("bulk_modulus");
-    const double exponent = parameters.GetDouble("eos_exponent");
-    for (int p = liquid_.begin; p < liquid_.end; ++p) {
-      const double pressure = density * world.gravity.norm() * (floor_z + depth - world.particles.position[p].z());
-      const double volume_ratio = std::pow(1.0 + std::max(0.0, pressure) / bulk_modulus, -1.0 / exponent);
-      world.particles.deformation_gradient[p] = std::cbrt(volume_ratio) * Matrix3::Identity();
-    }
+    SetHydrostaticVolumeRatio(liquid_, density, world.gravity.norm(), floor_z + depth,
+                              parameters.GetDouble("bulk_modulus"), parameters.GetDouble("eos_exponent"),
+                              world.particles);
     initial_volume_ratio_ = MeanVolumeRatio(world);
     liquid_volume_ = lattice.spacing.prod() * liquid_.size();
   }

@@ -74,6 +74,15 @@ ParticleRange AddParticles(const std::vector<Vector3>& positions, double particl
   return range;
 }
 
+void SetHydrostaticVolumeRatio(ParticleRange range, double density, double gravity, double surface_z,
+                               double bulk_modulus, double exponent, mpm::Particles& particles) {
+  for (int p = range.begin; p < range.end; ++p) {
+    const double pressure = density * gravity * (surface_z - particles.position[p].z());
+    const double volume_ratio = std::pow(1.0 + std::max(0.0, pressure) / bulk_modulus, -1.0 / exponent);
+    particles.deformation_gradient[p] = std::cbrt(volume_ratio) * mpm::Matrix3::Identity();
+  }
+}
+
 ParticleMotion MeasureParticles(const mpm::Particles& particles, ParticleRange range, double grid_spacing,
                                 bool with_angular_velocity) {
   ParticleMotion motion;

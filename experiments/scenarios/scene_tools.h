@@ -52,6 +52,13 @@ BoxLattice SampleBoxLattice(const rigid::Pose& pose, const mpm::Vector3& size, d
 ParticleRange AddParticles(const std::vector<mpm::Vector3>& positions, double particle_volume, double density,
                            const mpm::Vector3& velocity, int material, mpm::Particles& particles);
 
+// The hydrostatic state of an equation-of-state liquid at rest under gravity g [m/s²] with
+// its free surface at height `surface_z` [m]: a particle at depth d = surface_z − z carries
+// p = ρ g d, whose volume ratio under p = κ (J^−γ − 1) is J = (1 + p/κ)^(−1/γ), and gets
+// F = J^(1/3) I. Particles above the surface get F = I.
+void SetHydrostaticVolumeRatio(ParticleRange range, double density, double gravity, double surface_z,
+                               double bulk_modulus, double exponent, mpm::Particles& particles);
+
 // Mass, centre of mass, velocity of the centre of mass and angular velocity about it of a
 // particle group. The angular velocity is L / I about the centre of mass, each particle
 // carrying its APIC affine field (spin m h²/4 · axial(C − Cᵀ), inertia m h²/2 · I) as in
