@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "experiments/scenarios/scene_tools.h"
+#include "formulations/contact/geometry_query.h"
 
 namespace contactlab::experiments {
 namespace {
@@ -177,9 +178,7 @@ class LiquidTransfer final : public Scenario {
       for (const int b : walls_) {
         const rigid::RigidBody& body = world.bodies[b];
         for (int g = 0; g < static_cast<int>(body.geometries.size()); ++g) {
-          const double distance =
-              body.geometries[g].shape.SignedDistance(body.GeometryPose(g).InverseTransformPoint(x));
-          depth = std::max(depth, -distance);
+          depth = std::max(depth, -contact::QueryGeometry(body, g, x).signed_distance);
         }
       }
       if (depth > 0.5 * spacing_h_) ++inside_walls;

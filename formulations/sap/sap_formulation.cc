@@ -400,6 +400,7 @@ void SapFormulation::SolveMpmFreeMotion(const World& world, StepWork& work, Timi
     compute_schur_complement();
     const Eigen::VectorXd change = -work.schur.Solve(gradient);
     work.mpm_free_velocity = initial + change;
+    check_free_motion();
     // One exact Newton step on the quadratic energy; its residual is that of the linear
     // solve, ‖A δ + ∇E‖ against ‖∇E‖ (recorded, not tested). E itself is not evaluated on
     // this path, so the summary's costs are 0.
@@ -422,7 +423,6 @@ void SapFormulation::SolveMpmFreeMotion(const World& world, StepWork& work, Timi
     if (statistics_.used_schur) compute_schur_complement();
   }
   statistics_.factorization_seconds += SecondsSince(start);
-  check_free_motion();
   timings.free_motion += SecondsSince(start);
 }
 
