@@ -63,7 +63,7 @@ struct StiffnessInputs {
 };
 
 // The stiffness k_p of one contact (QuasiNewtonFormulationOptions::stiffness_rule), and the
-// rule that set it: "auto" resolves per contact, by the touched body and the softer value.
+// rule that set it: "auto" resolves per contact, by the touched body and the softest value.
 std::pair<StiffnessRule, double> ContactStiffness(StiffnessRule rule, const QuasiNewtonFormulationOptions& options,
                                                   const StiffnessInputs& in, double gravity, double grid_spacing,
                                                   double substep) {
@@ -83,9 +83,11 @@ std::pair<StiffnessRule, double> ContactStiffness(StiffnessRule rule, const Quas
   };
   switch (rule) {
     case StiffnessRule::kAuto: {
-      if (!in.body_moves_with_coupling) return {StiffnessRule::kLoad, load()};
-      const double stiffest = near_rigid(in.particle_mass);
-      if (in.rigid_step_cap < stiffest) return {StiffnessRule::kRigidStep, in.rigid_step_cap};
+      const double loaded = load();
+      if (!in.body_moves_with_coupling) return {StiffnessRule::kLoad, loaded};
+      const double stiffest = near_rigid(in.particle_mass);  // the stiffest contact a substep resolves
+      if (in.rigid_step_cap < std::min(stiffest, loaded)) return {StiffnessRule::kRigidStep, in.rigid_step_cap};
+      if (loaded < stiffest) return {StiffnessRule::kLoad, loaded};
       return {StiffnessRule::kNearRigidParticleMass, stiffest};
     }
     case StiffnessRule::kLoad:
@@ -288,7 +290,7 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
        "(M its inertia), so its explicit rigid step sees dt^2 lambda_max(M^-1 K) <= kappa; no cap where lambda m <= "
        "kappa, m = M_mat/n the inertia of the material behind each contact (M_mat: the materials touching it), which "
        "bounds what a spring can push over a step (load against other geometry); auto "
-       "(default): load against static and prescribed geometry, the softer of near_rigid_particle_mass and "
+       "(default): load against static and prescribed geometry, the softest of load, near_rigid_particle_mass and "
        "rigid_step against bodies the weak coupling moves; fixed: contact.stiffness.",
        OneOf(ChoiceNames(StiffnessRuleNames()))},
       {"quasi_newton.penetration_fraction", defaults.penetration_fraction, "1",

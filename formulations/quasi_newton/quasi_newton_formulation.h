@@ -90,7 +90,7 @@ struct QuasiNewtonFormulationOptions {
   //                               against static and prescribed geometry "load";
   //   "fixed"                     contact.stiffness for every contact;
   //   "auto"                      "load" against static and prescribed geometry; against
-  //                               bodies the weak coupling moves the softer of
+  //                               bodies the weak coupling moves the softest of "load",
   //                               "near_rigid_particle_mass" and "rigid_step", per contact.
   // Why "rigid_step": the rigid step (eq. 3) feels the summed impulse with the body's pose
   // frozen over Δt, i.e. the contact springs explicitly; symplectic Euler is stable while
@@ -103,6 +103,12 @@ struct QuasiNewtonFormulationOptions {
   // bound thousands of times the normal impulse: on incline_block (μ 0.125) the block stopped
   // in 0.1 s instead of 0.515 s; with "load" it follows the analytic speed and the quasi-Newton
   // iteration needs 10× fewer iterations (measured, h 1.8 cm, Δt 5 ms).
+  // Why "load" against moving bodies too: a near-rigid contact pushes its particle out within
+  // one substep, so the penetration x₀ the next substep starts from, and with it the friction
+  // bound μ δt k x₀, no longer follows the load. With near_rigid_particle_mass on the elastic
+  // cubes, close_lift_shake's 3.24 kg rigid cube slid out of them (Δt 0.1 ms, N 10) and the
+  // dough's free-spinning pin needed 5–6× the iterations; the caps above keep what "load"
+  // alone got wrong (its stiffness grows with f_prev beyond what the rigid step resolves).
   StiffnessRule stiffness_rule = StiffnessRule::kAuto;
   double penetration_fraction = 0.01;       // [-], the target depth of "load" as a fraction of h
   double rigid_step_stiffness_ratio = 1.0;  // [-], κ of "rigid_step": Δt² λ_max(M⁻¹ K) per body
@@ -232,7 +238,7 @@ class QuasiNewtonFormulation final : public Formulation {
                                      "δt (c + v_max) / h at the start of each step"};
   UsedChoiceTracker used_stiffness_rule_{"quasi_newton.stiffness_rule", ChoiceNames(StiffnessRuleNames()),
                                          "contact registrations",
-                                         "auto: the softer of near_rigid_particle_mass and rigid_step against bodies "
+                                         "auto: the softest of load, near_rigid_particle_mass and rigid_step against bodies "
                                          "that move with the coupling (finite mass), load against static and "
                                          "kinematic ones; per contact"};
 };
