@@ -236,11 +236,11 @@ class QuasiNewtonFormulation final : public Formulation {
                                     "max(0.05, dt/N (v_particle + g dt) / h) at the start of each step"};
   UsedParameterTracker used_courant_{"quasi_newton.substep_courant_number",
                                      "δt (c + v_max) / h at the start of each step"};
-  UsedChoiceTracker used_stiffness_rule_{"quasi_newton.stiffness_rule", ChoiceNames(StiffnessRuleNames()),
-                                         "contact registrations",
-                                         "auto: the softest of load, near_rigid_particle_mass and rigid_step against bodies "
-                                         "that move with the coupling (finite mass), load against static and "
-                                         "kinematic ones; per contact"};
+  UsedChoiceTracker used_stiffness_rule_{
+      "quasi_newton.stiffness_rule", ChoiceNames(StiffnessRuleNames()), "contact registrations",
+      "auto: the softest of load, near_rigid_particle_mass and rigid_step against bodies "
+      "that move with the coupling (finite mass), load against static and "
+      "kinematic ones; per contact"};
 };
 
 FormulationInfo QuasiNewtonInfo();
