@@ -247,9 +247,8 @@ ScenarioInfo LiquidTransferInfo() {
   bin.default_value = std::string("sticky");
   bin.description =
       "How the bin and the ground it stands on meet the liquid: sticky grid walls (default, as hydrostatic_column and "
-      "floating_box: slip and "
-      "separating walls let particles creep into them), slip or separating grid walls, or contact_body. The mug "
-      "moves and is always a contact body.";
+      "floating_box: slip and separating walls let particles creep into them), slip or separating grid walls, or "
+      "contact_body. The mug moves and is always a contact body.";
   return ScenarioInfo{
       "liquid_transfer",
       "kinematic mug lifts, carries and tilts an equation-of-state liquid into an open bin: fraction poured, "
