@@ -32,8 +32,10 @@ rigid::TimeFunction LiftTrajectory(double start, double duration, double lift) {
                              [=](double t) { return lift * at(t).second / (duration * duration); }};
 }
 
-// Carrier sideways motion: A sin(2πf τ) faded in over one period, τ = t − start, for
-// `duration` [s]; holds still before and after (the fade keeps velocity continuous at start).
+// Carrier sideways motion: A sin(2πf τ) for `duration` [s], τ = t − start, faded in over the
+// first period and out over the last (a product of two smooth steps), so position and velocity
+// are continuous where it starts and stops; holds still before and after.
+// (Without the fade-out the carrier stopped dead from 2πfA = 0.38 m/s at the end.)
 rigid::TimeFunction ShakeTrajectory(double start, double duration, double amplitude, double frequency) {
   const double omega = 2.0 * std::numbers::pi * frequency;
   const double ramp = 1.0 / frequency;
@@ -43,11 +45,16 @@ rigid::TimeFunction ShakeTrajectory(double start, double duration, double amplit
   const auto at = [=](double t) -> Terms {
     const double tau = t - start;
     if (tau <= 0.0 || tau >= duration) return {0.0, 0.0, 0.0};
-    const SmoothStep fade = EvaluateSmoothStep(tau / ramp);
+    const SmoothStep in = EvaluateSmoothStep(tau / ramp);
+    const SmoothStep out = EvaluateSmoothStep((duration - tau) / ramp);
+    // fade = in(τ) out(τ) and its first two τ-derivatives (out's carry −1/ramp per derivative).
+    const double fade = in.value * out.value;
+    const double fade_first = (in.first * out.value - in.value * out.first) / ramp;
+    const double fade_second =
+        (in.second * out.value - 2.0 * in.first * out.first + in.value * out.second) / (ramp * ramp);
     const double s = std::sin(omega * tau), c = std::cos(omega * tau);
-    const double fade_first = fade.first / ramp, fade_second = fade.second / (ramp * ramp);
-    return {amplitude * s * fade.value, amplitude * (omega * c * fade.value + s * fade_first),
-            amplitude * (-omega * omega * s * fade.value + 2.0 * omega * c * fade_first + s * fade_second)};
+    return {amplitude * s * fade, amplitude * (omega * c * fade + s * fade_first),
+            amplitude * (-omega * omega * s * fade + 2.0 * omega * c * fade_first + s * fade_second)};
   };
   return rigid::TimeFunction{[=](double t) { return at(t).value; }, [=](double t) { return at(t).first; },
                              [=](double t) { return at(t).second; }};

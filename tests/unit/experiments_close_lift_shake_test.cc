@@ -10,6 +10,8 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <numbers>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -45,6 +47,41 @@ TEST(CloseLiftShake, DefaultHoldsTheStackInThePanelsWithoutATable) {
   // The rigid cube and the two panels; the elastic cubes' lattice (spacing 0.005 m) as before.
   EXPECT_EQ(world.bodies.size(), 3u);
   EXPECT_NEAR(LowestParticle(world), -0.03 + 0.0025, 1e-12);
+}
+
+// The shake fades in over its first period and out over its last: the carrier's sideways
+// position and velocity are continuous where the shake starts and stops, also when the shake
+// is not a whole number of periods (the acceleration may step there, by less than the shake's
+// own A ω²), and its derivatives are those of the position (central differences).
+TEST(CloseLiftShake, ShakeStartsAndStopsWithoutAJump) {
+  for (const char* duration : {"shake_duration=2.0", "shake_duration=0.6"}) {
+    const World world = Build(SceneParameters("close_lift_shake", "hybrid_impulse", {duration}));
+    int carrier = -1;
+    for (int link = 0; link < world.multibody.num_links(); ++link) {
+      if (world.multibody.link_name(link) == "carrier_shake") carrier = link;
+    }
+    ASSERT_GE(carrier, 0);
+    const rigid::TimeFunction& shake = world.multibody.joint(carrier).prescribed;
+    const double start = 0.5 + 1.0;  // close_time + lift_time
+    const double end = start + (std::string(duration) == "shake_duration=2.0" ? 2.0 : 0.6);
+    const double amplitude = 0.03, omega = 2.0 * std::numbers::pi * 2.0;
+    for (const double edge : {start, end}) {
+      for (const double side : {-1e-6, 1e-6}) {
+        EXPECT_LE(std::abs(shake.value(edge + side)), 1e-9) << duration << " at " << edge + side;
+        EXPECT_LE(std::abs(shake.derivative(edge + side)), 1e-6) << duration << " at " << edge + side;
+        EXPECT_LE(std::abs(shake.second_derivative(edge + side)), amplitude * omega * omega)
+            << duration << " at " << edge + side;
+      }
+    }
+    const double step = 1e-5;
+    for (double t = start + 0.013; t < end; t += 0.05) {
+      const double velocity = (shake.value(t + step) - shake.value(t - step)) / (2.0 * step);
+      const double acceleration = (shake.derivative(t + step) - shake.derivative(t - step)) / (2.0 * step);
+      EXPECT_NEAR(shake.derivative(t), velocity, 1e-6 * amplitude * omega) << duration << " at " << t;
+      EXPECT_NEAR(shake.second_derivative(t), acceleration, 1e-5 * amplitude * omega * omega)
+          << duration << " at " << t;
+    }
+  }
 }
 
 TEST(CloseLiftShake, TableSupportsEveryCubeAndLeavesThePanelsRoom) {
