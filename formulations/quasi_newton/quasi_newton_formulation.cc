@@ -126,6 +126,21 @@ std::uint64_t WarmStartKey(const contact::ParticleContact& contact) {
   return (static_cast<std::uint64_t>(contact.particle) << 24) | static_cast<std::uint64_t>(contact.body);
 }
 
+// Σ_p m_p v_B(x_p) / Σ_p m_p over a substep's contacts [m/s], v_B(x_p) = −R_CWᵀ b_p the frozen
+// velocity of the touched surface at each contact particle (stopping_frame = touched_surfaces).
+Vector3 TouchedSurfaceVelocity(const std::vector<contact::ParticleContact>& contacts, const mpm::Particles& particles,
+                               const SubstepContactProblem& problem) {
+  Vector3 momentum = Vector3::Zero();
+  double mass = 0.0;
+  for (std::size_t c = 0; c < contacts.size(); ++c) {
+    const double particle_mass = particles.mass[contacts[c].particle];
+    const GridContact& contact = problem.contacts[c];
+    momentum -= particle_mass * (contact.world_to_contact.transpose() * contact.bias);
+    mass += particle_mass;
+  }
+  return mass > 0.0 ? Vector3(momentum / mass) : Vector3::Zero();
+}
+
 // The contact problem of one substep (eq. 8) from the registered contacts: the stencil nodes
 // of contact particles become the problem's nodes, in order of first appearance.
 SubstepContactProblem BuildProblem(
@@ -271,6 +286,13 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
       {"quasi_newton.relative_tolerance", defaults.solver.relative_tolerance, "1",
        "eps_r of the scaled stopping rule of Algorithm 1; seed 003 uses 5e-2 (1e-2 for the shake test).",
        NonNegative()},
+      {"quasi_newton.stopping_frame", ChoiceName(defaults.stopping_frame, StoppingFrameNames()), "",
+       "Frame of the momentum term |M^1/2 v| in the stopping rule (spec Y1: seed 003 leaves the scaling open); the "
+       "problem is Galilean invariant, so the frame changes only where the solve stops. world: v as it is; "
+       "touched_surfaces: the frame moving at the mean velocity of the rigid surfaces at the substep's contact "
+       "particles; auto: per substep whichever of the two sees less momentum in v*, never looser than world, so a "
+       "grip carried on a moving hand is solved as tightly as one at rest (README, close_lift_shake).",
+       OneOf(ChoiceNames(StoppingFrameNames()))},
       {"quasi_newton.absolute_tolerance", defaults.solver.absolute_tolerance, "kg^0.5 m/s",
        "eps_a of the stopping rule; seed 003 sets it to machine epsilon.", NonNegative()},
       {"quasi_newton.max_iterations", std::int64_t{defaults.solver.max_iterations}, "1",
@@ -338,6 +360,7 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   options.max_substeps = static_cast<int>(parameters.GetInt("quasi_newton.max_substeps"));
   options.solver.relative_tolerance = parameters.GetDouble("quasi_newton.relative_tolerance");
   options.solver.absolute_tolerance = parameters.GetDouble("quasi_newton.absolute_tolerance");
+  options.stopping_frame = GetChoice(parameters, "quasi_newton.stopping_frame", StoppingFrameNames());
   options.solver.max_iterations = static_cast<int>(parameters.GetInt("quasi_newton.max_iterations"));
   options.contact_margin = parameters.GetOptionalDouble("quasi_newton.contact_margin").value_or(-1.0);
   options.backend = GetChoice(parameters, "quasi_newton.backend", BackendNames());
@@ -387,6 +410,13 @@ const ChoiceTable<WarmStart>& WarmStartNames() {
 const ChoiceTable<KinematicPoses>& KinematicPosesNames() {
   static const ChoiceTable<KinematicPoses> names = {{"step", KinematicPoses::kStep},
                                                     {"substep", KinematicPoses::kSubstep}};
+  return names;
+}
+
+const ChoiceTable<StoppingFrame>& StoppingFrameNames() {
+  static const ChoiceTable<StoppingFrame> names = {{"auto", StoppingFrame::kAuto},
+                                                   {"touched_surfaces", StoppingFrame::kTouchedSurfaces},
+                                                   {"world", StoppingFrame::kWorld}};
   return names;
 }
 
@@ -451,6 +481,7 @@ std::vector<UsedParameter> QuasiNewtonFormulation::UsedParameters() const {
   if (used_stiffness_.observed()) used.push_back(used_stiffness_.used());
   if (used_courant_.observed()) used.push_back(used_courant_.used());
   if (used_stiffness_rule_.observed()) used.push_back(used_stiffness_rule_.used());
+  if (used_stopping_frame_.observed()) used.push_back(used_stopping_frame_.used());
   return used;
 }
 
@@ -579,9 +610,33 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     SubstepContactProblem problem = BuildProblem(
         grid_, particles, world.bodies, contacts, *contact_model_, substep, world.gravity.norm(), options_,
         previous_normal_force_, rigid_step_caps, rule_of_contact, problem_node_of_grid_node, grid_node_of_problem_node);
+    // stopping_frame: the problem in the frame moving at u, where the stopping rule measures
+    // momentum (u = 0: the world frame).
+    Vector3 frame_velocity = Vector3::Zero();
     if (contact_count > 0) {
+      StoppingFrame frame = options_.stopping_frame;
+      if (frame != StoppingFrame::kWorld) {
+        const Vector3 surface_velocity = TouchedSurfaceVelocity(contacts, particles, problem);
+        if (frame == StoppingFrame::kAuto) {
+          // Σ m_i ‖v*_i‖² and Σ m_i ‖v*_i − u‖² over the active nodes: the frame with less.
+          const Eigen::Vector2d momenta =
+              solvers::FixedChunkSum(grid_.num_nodes(), Eigen::Vector2d(Eigen::Vector2d::Zero()), [&](int node) {
+                const Vector3& velocity = grid_.velocity[node];
+                return Eigen::Vector2d(grid_.mass[node] * velocity.squaredNorm(),
+                                       grid_.mass[node] * (velocity - surface_velocity).squaredNorm());
+              });
+          frame = momenta[1] < momenta[0] ? StoppingFrame::kTouchedSurfaces : StoppingFrame::kWorld;
+        }
+        if (frame == StoppingFrame::kTouchedSurfaces) {
+          frame_velocity = surface_velocity;
+          ShiftToMovingFrame(frame_velocity, problem);
+        }
+      }
+      used_stopping_frame_.Observe(static_cast<int>(frame));
       problem.outside_momentum_squared = solvers::FixedChunkSum(grid_.num_nodes(), 0.0, [&](int node) {
-        return problem_node_of_grid_node[node] < 0 ? grid_.mass[node] * grid_.velocity[node].squaredNorm() : 0.0;
+        return problem_node_of_grid_node[node] < 0
+                   ? grid_.mass[node] * (grid_.velocity[node] - frame_velocity).squaredNorm()
+                   : 0.0;
       });
     }
     // The warm start (an option beyond the paper): v⁰ = v* + M⁻¹ Σ_p w_ip R_WC γ_p,prev with
@@ -604,7 +659,8 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
 
     // 2d. Algorithm 1.
     start = Clock::now();
-    const QuasiNewtonResults solution = Solve(problem);
+    QuasiNewtonResults solution = Solve(problem);
+    for (Vector3& velocity : solution.velocity) velocity += frame_velocity;
     report.timings.solve += SecondsSince(start);
     const solvers::SolverSummary& summary = solution.summary;
     statistics_.iterations_per_substep.push_back(summary.iterations);
@@ -643,10 +699,8 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     // 2e. v^{k+1} on the grid; the impulses −R_WC γ_p go to the rigid bodies (eq. 3, summed).
     start = Clock::now();
     if (options_.grid_update == GridUpdate::kImpulse) {
-      // v_i = v*_i + m_i⁻¹ Σ_p w_ip R_WC,p γ_p: the momentum the contacts gave each node.
-      for (std::size_t i = 0; i < grid_node_of_problem_node.size(); ++i) {
-        grid_.velocity[grid_node_of_problem_node[i]] = problem.free_velocity[i];
-      }
+      // v_i = v*_i + m_i⁻¹ Σ_p w_ip R_WC,p γ_p: the momentum the contacts gave each node (the
+      // grid still holds v* in the world frame).
       for (int c = 0; c < contact_count; ++c) {
         const GridContact& grid_contact = problem.contacts[c];
         const Vector3 impulse_world = grid_contact.world_to_contact.transpose() * solution.impulses[c];

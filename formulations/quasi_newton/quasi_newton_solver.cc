@@ -191,6 +191,12 @@ std::vector<Matrix3> QuasiNewtonHessianBlocks(const SubstepContactProblem& probl
   return work.hessian_block;
 }
 
+void ShiftToMovingFrame(const Vector3& frame_velocity, SubstepContactProblem& problem) {
+  for (Vector3& velocity : problem.free_velocity) velocity -= frame_velocity;
+  for (Vector3& velocity : problem.initial_velocity) velocity -= frame_velocity;
+  for (GridContact& contact : problem.contacts) contact.bias += contact.world_to_contact * frame_velocity;
+}
+
 QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const QuasiNewtonOptions& options) {
   if (const std::string reason = options.Validate(); !reason.empty()) {
     throw std::invalid_argument("QuasiNewtonOptions: " + reason);

@@ -55,6 +55,13 @@ struct SubstepContactProblem {
   std::vector<Vector3> initial_velocity;
 };
 
+// The same problem seen from a frame moving at u [m/s]: v* − u (and the warm start − u) on the
+// nodes, the rigid point velocities v_B − u in the biases b_p = −R_CW v_B. Since the stencil
+// weights of a contact sum to one, its contact velocity R_CW Σ_i w_ip v_i + b_p, its impulse
+// and the minimizer (less u) are unchanged; only the momentum term ‖M^½ v‖ of the stopping
+// rule sees the frame. `outside_momentum_squared` is the caller's to set in the new frame.
+void ShiftToMovingFrame(const Vector3& frame_velocity, SubstepContactProblem& problem);
+
 struct QuasiNewtonOptions {
   // Stop when ‖M^-½ r‖ < ε_a + ε_r max(‖M^½ v‖, ‖M^-½ j‖) (spec Y1; SAP's scaled rule).
   // ε_r = 5e-2 is seed 003's default for every scene but the shake test (1e-2).
