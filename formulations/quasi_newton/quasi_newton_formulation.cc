@@ -615,29 +615,27 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     Vector3 frame_velocity = Vector3::Zero();
     if (contact_count > 0) {
       StoppingFrame frame = options_.stopping_frame;
-      if (frame != StoppingFrame::kWorld) {
-        const Vector3 surface_velocity = TouchedSurfaceVelocity(contacts, particles, problem);
-        if (frame == StoppingFrame::kAuto) {
-          // Σ m_i ‖v*_i‖² and Σ m_i ‖v*_i − u‖² over the active nodes: the frame with less.
-          const Eigen::Vector2d momenta =
-              solvers::FixedChunkSum(grid_.num_nodes(), Eigen::Vector2d(Eigen::Vector2d::Zero()), [&](int node) {
-                const Vector3& velocity = grid_.velocity[node];
-                return Eigen::Vector2d(grid_.mass[node] * velocity.squaredNorm(),
-                                       grid_.mass[node] * (velocity - surface_velocity).squaredNorm());
-              });
-          frame = momenta[1] < momenta[0] ? StoppingFrame::kTouchedSurfaces : StoppingFrame::kWorld;
-        }
-        if (frame == StoppingFrame::kTouchedSurfaces) {
-          frame_velocity = surface_velocity;
-          ShiftToMovingFrame(frame_velocity, problem);
-        }
+      const Vector3 surface_velocity =
+          frame == StoppingFrame::kWorld ? Vector3::Zero() : TouchedSurfaceVelocity(contacts, particles, problem);
+      // Σ m_i ‖v*_i‖² and Σ m_i ‖v*_i − u‖² over all active nodes (auto: the frame with less)
+      // and over those outside the problem (the rule's outside momentum), in one pass.
+      const Eigen::Vector4d momenta =
+          solvers::FixedChunkSum(grid_.num_nodes(), Eigen::Vector4d(Eigen::Vector4d::Zero()), [&](int node) {
+            const double mass = grid_.mass[node];
+            const Eigen::Vector2d both(mass * grid_.velocity[node].squaredNorm(),
+                                       mass * (grid_.velocity[node] - surface_velocity).squaredNorm());
+            const bool outside = problem_node_of_grid_node[node] < 0;
+            return Eigen::Vector4d(both[0], both[1], outside ? both[0] : 0.0, outside ? both[1] : 0.0);
+          });
+      if (frame == StoppingFrame::kAuto) {
+        frame = momenta[1] < momenta[0] ? StoppingFrame::kTouchedSurfaces : StoppingFrame::kWorld;
+      }
+      if (frame == StoppingFrame::kTouchedSurfaces) {
+        frame_velocity = surface_velocity;
+        ShiftToMovingFrame(frame_velocity, problem);
       }
       used_stopping_frame_.Observe(static_cast<int>(frame));
-      problem.outside_momentum_squared = solvers::FixedChunkSum(grid_.num_nodes(), 0.0, [&](int node) {
-        return problem_node_of_grid_node[node] < 0
-                   ? grid_.mass[node] * (grid_.velocity[node] - frame_velocity).squaredNorm()
-                   : 0.0;
-      });
+      problem.outside_momentum_squared = frame == StoppingFrame::kTouchedSurfaces ? momenta[3] : momenta[2];
     }
     // The warm start (an option beyond the paper): v⁰ = v* + M⁻¹ Σ_p w_ip R_WC γ_p,prev with
     // γ_p,prev the previous substep's force of the same contact times this substep.

@@ -54,7 +54,8 @@ TEST(CloseLiftShake, DefaultHoldsTheStackInThePanelsWithoutATable) {
 // is not a whole number of periods (the acceleration may step there, by less than the shake's
 // own A ω²), and its derivatives are those of the position (central differences).
 TEST(CloseLiftShake, ShakeStartsAndStopsWithoutAJump) {
-  for (const char* duration : {"shake_duration=2.0", "shake_duration=0.6"}) {
+  for (const double shake_duration : {2.0, 0.6}) {
+    const std::string duration = "shake_duration=" + std::to_string(shake_duration);
     const World world = Build(SceneParameters("close_lift_shake", "hybrid_impulse", {duration}));
     int carrier = -1;
     for (int link = 0; link < world.multibody.num_links(); ++link) {
@@ -63,7 +64,7 @@ TEST(CloseLiftShake, ShakeStartsAndStopsWithoutAJump) {
     ASSERT_GE(carrier, 0);
     const rigid::TimeFunction& shake = world.multibody.joint(carrier).prescribed;
     const double start = 0.5 + 1.0;  // close_time + lift_time
-    const double end = start + (std::string(duration) == "shake_duration=2.0" ? 2.0 : 0.6);
+    const double end = start + shake_duration;
     const double amplitude = 0.03, omega = 2.0 * std::numbers::pi * 2.0;
     for (const double edge : {start, end}) {
       for (const double side : {-1e-6, 1e-6}) {
