@@ -6,8 +6,8 @@
 #   make test-sanitize  the C++ tests built with AddressSanitizer and UndefinedBehaviorSanitizer
 #               (build-sanitize/; too slow for `make test` on 2 cores)
 #   make materials  the liquid and sand scenes under every formulation (data/sweeps/sand_pile,
-#               sand_cohesion, floating_box) and their figures (sap's and penalty's floating_box runs
-#               take over 17 minutes each)
+#               sand_cohesion, floating_box, sand_on_sphere, sphere_into_sand) and their figures
+#               (sap's and penalty's floating_box runs take over 17 minutes each)
 #   make defaults  every formulation at its defaults on the validation scenes (data/sweeps/defaults_*),
 #               checked by analysis/defaults_report.py (several hours on 2 cores)
 BUILD_DIR ?= build
@@ -66,13 +66,16 @@ sweeps: build
 
 materials: build
 	@mkdir -p results/figures
-	for sweep in sand_pile sand_cohesion floating_box; do \
+	for sweep in sand_pile sand_cohesion floating_box sand_on_sphere sphere_into_sand; do \
 	  OMP_NUM_THREADS=1 $(CONTACTLAB) sweep run data/sweeps/$$sweep.toml -j $(JOBS) --out-dir results/sweeps/$$sweep \
 	  || exit 1; \
 	done
 	$(PYTHON) -m analysis.figures.sand_pile results/sweeps/sand_pile results/sweeps/sand_cohesion \
 	  --out results/figures/sand_pile.png
 	$(PYTHON) -m analysis.figures.floating_box results/sweeps/floating_box --out results/figures/floating_box.png
+	$(PYTHON) -m analysis.figures.sand_on_sphere results/sweeps/sand_on_sphere --out results/figures/sand_on_sphere.png
+	$(PYTHON) -m analysis.figures.sphere_into_sand results/sweeps/sphere_into_sand \
+	  --out results/figures/sphere_into_sand.png
 
 defaults: build
 	for sweep in incline_block wedge ball_on_slope squeezed_cube pyramid close_lift_shake; do \

@@ -13,7 +13,9 @@
 #include "experiments/scenarios/liquid_transfer.h"
 #include "experiments/scenarios/pyramid.h"
 #include "experiments/scenarios/rolling_sphere.h"
+#include "experiments/scenarios/sand_on_sphere.h"
 #include "experiments/scenarios/sand_pile.h"
+#include "experiments/scenarios/sphere_into_sand.h"
 #include "experiments/scenarios/squeezed_cube.h"
 #include "experiments/scenarios/stack.h"
 #include "experiments/scenarios/wedge.h"
@@ -23,10 +25,10 @@ namespace contactlab::experiments {
 const std::vector<ScenarioInfo>& RegisteredScenarios() {
   // Every scenario of the project, in the order `contactlab list` prints them.
   static const std::vector<ScenarioInfo> registry = {
-      BallOnSlopeInfo(),       SqueezedCubeInfo(),   CloseLiftShakeInfo(), DoughRollingInfo(), InclineBlockInfo(),
-      RollingSphereInfo(),     PyramidInfo(),        WedgeInfo(),          StackInfo(),        BlockOnSlabInfo(),
-      HydrostaticColumnInfo(), SandPileInfo(),       FloatingBoxInfo(),    DoughTearingInfo(), DamBreakInfo(),
-      ColumnCollapseInfo(),    LiquidTransferInfo(),
+      BallOnSlopeInfo(),       SqueezedCubeInfo(),   CloseLiftShakeInfo(), DoughRollingInfo(),   InclineBlockInfo(),
+      RollingSphereInfo(),     PyramidInfo(),        WedgeInfo(),          StackInfo(),          BlockOnSlabInfo(),
+      HydrostaticColumnInfo(), SandPileInfo(),       FloatingBoxInfo(),    DoughTearingInfo(),   DamBreakInfo(),
+      ColumnCollapseInfo(),    LiquidTransferInfo(), SandOnSphereInfo(),   SphereIntoSandInfo(),
   };
   return registry;
 }

@@ -1,9 +1,11 @@
-"""Short squeezed_cube, close_lift_shake, sand_pile, floating_box, dam_break, column_collapse and
-liquid_transfer runs of the real executable feed their figure scripts, which must write a non-empty PNG.
+"""Short squeezed_cube, close_lift_shake, sand_pile, floating_box, dam_break, column_collapse,
+liquid_transfer, sphere_into_sand and sand_on_sphere runs of the real executable feed their figure
+scripts, which must write a non-empty PNG.
 
 Needs the contactlab executable: set CONTACTLAB_BIN=/path/to/contactlab.
 """
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +108,34 @@ def test_liquid_transfer_figure(contactlab_bin, tmp_path):
     assert max(abs(value) for value in tilt) < 1e-9  # the tilt starts at 2 s
     assert run.summary["particles"] == 6 * 6 * 4
     _figure("analysis.figures.liquid_transfer", [tmp_path / "pour.h5"], tmp_path / "pour.png")
+
+
+def test_sphere_into_sand_figure(contactlab_bin, tmp_path):
+    run = _run(contactlab_bin, "sphere_into_sand", tmp_path / "sphere.h5", "grid_spacing=0.03", "bed_depth=0.06",
+               "drop_height=0.5", "duration=0.02")
+    assert run.summary["particles"] == 12 * 12 * 4
+    time, depth = run.series("penetration")
+    assert depth[0] == pytest.approx(-0.03)  # one grid cell above the surface
+    _, uehara = run.analytic("penetration")
+    assert uehara[-1] == pytest.approx(run.summary["analytic_penetration"])
+    _, velocity = run.series("sphere_velocity")
+    assert velocity.shape == (len(time), 3)
+    assert velocity[0][2] == pytest.approx(-(2 * 9.81 * (0.5 - 0.03)) ** 0.5)
+    _, force = run.series("sphere_contact_force")
+    assert force.shape == (len(time), 3)
+    _figure("analysis.figures.sphere_into_sand", [tmp_path / "sphere.h5"], tmp_path / "sphere.png")
+
+
+def test_sand_on_sphere_figure(contactlab_bin, tmp_path):
+    runs = []
+    for mu in ("0", "0.9"):
+        run = _run(contactlab_bin, "sand_on_sphere", tmp_path / f"sand_{mu}.h5", "grid_spacing=0.02",
+                   "column_height=0.08", "column_gap=0.001", "duration=0.05", f"sphere_mu={mu}")
+        time, displacement = run.series("sphere_displacement")
+        assert displacement.shape == (len(time), 3)
+        assert displacement[0] == pytest.approx([0.0, 0.0, 0.0])
+        _, beyond = run.series("sand_beyond_sphere")
+        assert 0.0 <= float(beyond.min()) and float(beyond.max()) <= 1.0
+        assert run.summary["analytic_pull_friction"] == pytest.approx(math.tan(0.5 * math.asin(0.045 / 0.05)))
+        runs.append(tmp_path / f"sand_{mu}.h5")
+    _figure("analysis.figures.sand_on_sphere", runs, tmp_path / "sand_on_sphere.png")
