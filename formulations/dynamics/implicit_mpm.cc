@@ -150,6 +150,27 @@ ScaledOptimality EvaluateOptimality(const Eigen::VectorXd& masses, const Eigen::
 
 }  // namespace
 
+const ChoiceTable<PlasticityTiming>& PlasticityTimingNames() {
+  static const ChoiceTable<PlasticityTiming> names = {{"in_step", PlasticityTiming::kInStep},
+                                                      {"after_step", PlasticityTiming::kAfterStep}};
+  return names;
+}
+
+ParameterSpec PlasticityTimingSpec(const std::string& key) {
+  return {key, std::string("in_step"), "",
+          "When a plastic material's return mapping acts in the implicit step (spec-penalty-hybrid A13). in_step: "
+          "a model that has a step energy (drucker_prager: Hencky elasticity with its shear capped at the cone's "
+          "radius of the step's start) contributes it to the step's solve, so the step's stress stays on the yield "
+          "surface; the return mapping still follows the step. Other models (the von Mises dough of seed 000) stay "
+          "lagged. after_step: every return mapping after the solve, the step elastic.",
+          OneOf(ChoiceNames(PlasticityTimingNames()))};
+}
+
+UsedChoiceTracker PlasticityTimingTracker(const std::string& key) {
+  return UsedChoiceTracker(key, ChoiceNames(PlasticityTimingNames()), "steps",
+                           "in_step in the steps where a material used its step energy, after_step otherwise");
+}
+
 template <typename Visitor>
 void ImplicitMpm::ForEachGroupColored(Visitor&& visit) const {
   // The grid's colouring: particle blocks of one colour write disjoint stencil nodes.
@@ -205,6 +226,9 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
         dynamic_cast<const mpm::LinearCorotatedModel*>(materials[m].constitutive_model.get()) != nullptr;
     materials_[m].shear_modulus = materials[m].lame.shear_modulus;
     materials_[m].first_lame_parameter = materials[m].lame.first_lame_parameter;
+    materials_[m].in_step_plasticity = plasticity_timing_ == PlasticityTiming::kInStep &&
+                                       materials[m].constitutive_model != nullptr &&
+                                       materials[m].constitutive_model->has_in_step_plasticity();
   }
 
   // 3. Cell groups. Inside each particle block of the grid, order the particles by base
@@ -242,6 +266,7 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
   deformation_gradients_.resize(particle_count);
   reference_rotations_.resize(particle_count);
   initial_volumes_.resize(particle_count);
+  step_states_.assign(particle_count, 0.0);
   stiffness_columns_.assign(static_cast<std::size_t>(particle_count) * kColumnStride, 0.0);
 
   // 4. Per group its stencil DoFs; per particle F_pⁿ, R0, V⁰ and g_ip = F_pⁿᵀ a_ip with the
@@ -275,6 +300,8 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
       deformation_gradients_[s] = deformation;
       reference_rotations_[s] = particles.reference_rotation[p];
       initial_volumes_[s] = particles.initial_volume[p];
+      const MaterialData& material = materials_[particles.material[p]];
+      if (material.in_step_plasticity) step_states_[s] = material.model->InStepState(deformation);
       // Linear corotated: the constant stiffness column u_p = √(Δt² V⁰) (R0 g_ip)_i.
       if (materials_[particles.material[p]].linear_corotated) {
         const Matrix3 scaled_rotation =
@@ -289,6 +316,9 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
   }
   quadratic_ = std::all_of(groups_.begin(), groups_.end(),
                            [&](const CellGroup& group) { return materials_[group.material].linear_corotated; });
+  uses_in_step_plasticity_ = std::any_of(groups_.begin(), groups_.end(), [&](const CellGroup& group) {
+    return materials_[group.material].in_step_plasticity;
+  });
   for (int color = 0; color < mpm::SparseGrid::kColors; ++color) {
     blocks_of_color_[color] = grid.particle_blocks_of_color(color);
   }
@@ -357,6 +387,24 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
   }
 }
 
+double ImplicitMpm::ParticleEnergyDensity(const MaterialData& material, int particle,
+                                          const Matrix3& deformation) const {
+  return material.in_step_plasticity ? material.model->InStepEnergyDensity(deformation, step_states_[particle])
+                                     : material.model->EnergyDensity(deformation, reference_rotations_[particle]);
+}
+
+Matrix3 ImplicitMpm::ParticleStress(const MaterialData& material, int particle, const Matrix3& deformation) const {
+  return material.in_step_plasticity ? material.model->InStepFirstPiolaStress(deformation, step_states_[particle])
+                                     : material.model->FirstPiolaStress(deformation, reference_rotations_[particle]);
+}
+
+Matrix9 ImplicitMpm::ParticleStressDerivative(const MaterialData& material, int particle,
+                                              const Matrix3& deformation) const {
+  return material.in_step_plasticity
+             ? material.model->InStepFirstPiolaStressDerivative(deformation, step_states_[particle])
+             : material.model->FirstPiolaStressDerivative(deformation, reference_rotations_[particle]);
+}
+
 Matrix3 ImplicitMpm::DeformationGradient(const CellGroup& group, int particle, const Eigen::VectorXd& velocity) const {
   // F_p(v) = (I + Δt Σ_i v_i a_ipᵀ) F_pⁿ = F_pⁿ + Δt Σ_i v_i g_ipᵀ  (seed 000 eq. 14).
   Matrix3 velocity_sum = Matrix3::Zero();
@@ -376,10 +424,10 @@ double ImplicitMpm::Energy(const Eigen::VectorXd& velocity) const {
 #pragma omp parallel for schedule(dynamic, 4)
   for (int g = 0; g < group_count; ++g) {
     const CellGroup& group = groups_[g];
-    const mpm::ConstitutiveModel& model = *materials_[group.material].model;
+    const MaterialData& material = materials_[group.material];
     for (int s = group.first_particle; s < group.end_particle; ++s) {
       elastic_energy[s] =
-          initial_volumes_[s] * model.EnergyDensity(DeformationGradient(group, s, velocity), reference_rotations_[s]);
+          initial_volumes_[s] * ParticleEnergyDensity(material, s, DeformationGradient(group, s, velocity));
     }
   }
   // Inertia and gravity: ½ (v − vⁿ)ᵀ M (v − vⁿ) − Δt vᵀ M g  (seed 000 eq. 16).
@@ -397,10 +445,9 @@ Eigen::VectorXd ImplicitMpm::StressForces(const Eigen::VectorXd& velocity) const
   // Σ_p V_p⁰ P_p g_ip, scattered colour by colour (spec §1.1.3).
   Eigen::VectorXd forces = Eigen::VectorXd::Zero(num_dofs());
   ForEachGroupColored([&](const CellGroup& group) {
-    const mpm::ConstitutiveModel& model = *materials_[group.material].model;
+    const MaterialData& material = materials_[group.material];
     for (int s = group.first_particle; s < group.end_particle; ++s) {
-      const Matrix3 stress = initial_volumes_[s] *
-                             model.FirstPiolaStress(DeformationGradient(group, s, velocity), reference_rotations_[s]);
+      const Matrix3 stress = initial_volumes_[s] * ParticleStress(material, s, DeformationGradient(group, s, velocity));
       for (int i = 0; i < kStencilSize; ++i) {
         if (group.dofs[i] < 0) continue;
         forces.segment<3>(3 * group.dofs[i]) += stress * strain_weights_[s][i];
@@ -524,8 +571,7 @@ void ImplicitMpm::AddGroupStiffness(const CellGroup& group, const Eigen::VectorX
     if (columns.cols() < 9 * particle_count) columns.setZero(kColumnStride, 9 * particle_count);
     int column_count = 0;
     for (int s = group.first_particle; s < group.end_particle; ++s) {
-      const Matrix9 tangent =
-          material.model->FirstPiolaStressDerivative(DeformationGradient(group, s, velocity), reference_rotations_[s]);
+      const Matrix9 tangent = ParticleStressDerivative(material, s, DeformationGradient(group, s, velocity));
       const Eigen::SelfAdjointEigenSolver<Matrix9> eigen(0.5 * (tangent + tangent.transpose()));
       for (int k = 0; k < 9; ++k) {
         const double eigenvalue = eigen.eigenvalues()[k];

@@ -9,8 +9,10 @@
 // G2P applies (F ← (I + Δt C_p) F with C_p = Σ_i v_i a_ipᵀ), so the energy minimized here is
 // exactly the one the particles end up with. (Seed 000 eq. 14 writes ∇w_ip instead; with
 // quadratic B-splines the two differ by O(h) and the MLS form keeps a single F update.)
-// Plasticity is lagged (applied after the step), so F_pⁿ is the elastic gradient F^E and
-// Ψ uses the particle's stored reference rotation R0.
+// F_pⁿ is the elastic gradient F^E and Ψ uses the particle's stored reference rotation R0.
+// The return mapping follows the step; with PlasticityTiming::kInStep a model that has a
+// step energy (Drucker–Prager) contributes that energy in place of Ψ, so the step's stress
+// already stays on its yield surface.
 //
 // Gradient and Hessian (spec §1.1.3 with g_ip = F_pⁿᵀ a_ip):
 //   ∇_i E = m_i (v_i − v_iⁿ) − Δt m_i g + Δt Σ_p V_p⁰ P_p g_ip,
@@ -27,7 +29,9 @@
 #include <Eigen/SparseCore>
 
 #include "formulations/contact/grid_boundary.h"
+#include "formulations/formulation.h"
 #include "formulations/linear_algebra/sparse_cholesky.h"
+#include "formulations/parameters.h"
 #include "formulations/solvers/solver_summary.h"
 #include "mpm/material.h"
 #include "mpm/particles.h"
@@ -37,7 +41,20 @@ namespace contactlab::dynamics {
 
 using linear_algebra::SparseMatrix;
 using mpm::Matrix3;
+using mpm::Matrix9;
 using mpm::Vector3;
+
+// When a plastic material's return mapping acts in an implicit step (spec-penalty-hybrid A13):
+// after the step's solve (kAfterStep, lagged: the step is elastic, as seed 000 does for the
+// von Mises dough), or, for models that offer it (mpm::ConstitutiveModel::
+// has_in_step_plasticity: Drucker–Prager), inside it: the solve minimizes the model's step
+// energy, whose stress stays on the yield surface, and the return mapping still follows.
+enum class PlasticityTiming { kInStep, kAfterStep };
+const ChoiceTable<PlasticityTiming>& PlasticityTimingNames();
+// The formulation key `key` (sap.plasticity, penalty.plasticity), default in_step.
+ParameterSpec PlasticityTimingSpec(const std::string& key);
+// "in_step" for the steps in which a material used its step energy, "after_step" for the rest.
+UsedChoiceTracker PlasticityTimingTracker(const std::string& key);
 
 struct ImplicitMpmOptions {
   // Newton stops when ‖M^(-1/2) ∇E‖ ≤ tolerance · max(‖M^(1/2) v‖, ‖M^(-1/2) Δt k‖)
@@ -55,6 +72,12 @@ class ImplicitMpm {
   // to active node k. Caches each particle's stencil, a_ip and the F, R0, V⁰ it needs.
   void Setup(const mpm::SparseGrid& grid, const mpm::Particles& particles, const std::vector<mpm::Material>& materials,
              const Vector3& gravity, double dt);
+  // The plasticity timing of the next Setup (default kAfterStep). With kInStep, the particles of
+  // a model that has a step energy carry its state from their F^E at the step's start, and
+  // Energy, Gradient and Hessian use that energy for them.
+  void set_plasticity_timing(PlasticityTiming timing) { plasticity_timing_ = timing; }
+  // Whether the last Setup put any particle on its model's step energy.
+  bool uses_in_step_plasticity() const { return uses_in_step_plasticity_; }
 
   int num_active_nodes() const { return static_cast<int>(active_nodes_.size()); }
   int num_dofs() const { return 3 * num_active_nodes(); }
@@ -123,6 +146,7 @@ class ImplicitMpm {
     bool linear_corotated = false;      // closed-form tangent K_p (spec §1.1.3)
     double shear_modulus = 0.0;         // μ_L [Pa]
     double first_lame_parameter = 0.0;  // λ [Pa]
+    bool in_step_plasticity = false;    // Ψ is the model's step energy (PlasticityTiming)
   };
   // Particles of one particle block that share a base node (hence a stencil) and a
   // material; the unit of the Hessian assembly (one rank update per group).
@@ -135,6 +159,11 @@ class ImplicitMpm {
 
   // Elastic deformation gradient after the step, F_p(v) = F_pⁿ + Δt Σ_i v_i g_ipᵀ.
   Matrix3 DeformationGradient(const CellGroup& group, int particle, const Eigen::VectorXd& velocity) const;
+  // Ψ, P and dP/dF of particle s at F: the model's elastic ones, or its step energy's with the
+  // particle's step state.
+  double ParticleEnergyDensity(const MaterialData& material, int particle, const Matrix3& deformation) const;
+  Matrix3 ParticleStress(const MaterialData& material, int particle, const Matrix3& deformation) const;
+  Matrix9 ParticleStressDerivative(const MaterialData& material, int particle, const Matrix3& deformation) const;
   // Σ_p V_p⁰ P_p g_ip per DoF [N] (= −k).
   Eigen::VectorXd StressForces(const Eigen::VectorXd& velocity) const;
   // ∇E without the wall constraints.
@@ -161,12 +190,15 @@ class ImplicitMpm {
   std::vector<std::uint8_t> constrained_mask_;
   std::vector<MaterialData> materials_;
   bool quadratic_ = true;  // every particle is linear corotated: E is quadratic in v
+  PlasticityTiming plasticity_timing_ = PlasticityTiming::kAfterStep;
+  bool uses_in_step_plasticity_ = false;
 
   // Particle data in group-sorted order (the grid's block order, then cell, then material).
   std::vector<std::array<Vector3, kStencilSize>> strain_weights_;  // g_ip = F_pⁿᵀ a_ip [1/m]
   std::vector<Matrix3> deformation_gradients_;                     // F_pⁿ = F^E [-]
   std::vector<Matrix3> reference_rotations_;                       // R0 [-]
   std::vector<double> initial_volumes_;                            // V_p⁰ [m³]
+  std::vector<double> step_states_;  // the step energy's state (in-step plasticity), else 0
   // Linear corotated particles: √(Δt² V_p⁰) (R0 g_ip)_i, 81 values (zero-padded to 88)
   // each [s √m].
   std::vector<double> stiffness_columns_;

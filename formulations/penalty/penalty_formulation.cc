@@ -1,5 +1,6 @@
 #include "formulations/penalty/penalty_formulation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -70,6 +71,7 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
       {"penalty.sample_spacing", defaults.sample_spacing, "m",
        "Spacing of the surface samples that act as a rigid body's contact particles; 0 uses half the grid spacing.",
        NonNegative()},
+      dynamics::PlasticityTimingSpec("penalty.plasticity"),
   };
 }
 
@@ -85,6 +87,7 @@ PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
   options.newton.gmres_relative_tolerance = parameters.GetDouble("penalty.gmres_tolerance");
   options.newton.preconditioner = GetChoice(parameters, "penalty.preconditioner", PreconditionerNames());
   options.sample_spacing = parameters.GetDouble("penalty.sample_spacing");
+  options.plasticity = GetChoice(parameters, "penalty.plasticity", dynamics::PlasticityTimingNames());
   if (const std::string problem = options.newton.Validate(); !problem.empty()) {
     throw InputError("penalty: " + problem);
   }
@@ -127,6 +130,7 @@ std::vector<UsedParameter> PenaltyFormulation::UsedParameters() const {
   if (options_.contact.rigid_stiffness == 0.0 && used_rigid_stiffness_.observed()) {
     used.push_back(used_rigid_stiffness_.used());
   }
+  if (used_plasticity_.observed()) used.push_back(used_plasticity_.used());
   return used;
 }
 
@@ -141,7 +145,14 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   // 1–2. P2G (mass and momentum), the implicit MPM energy of the step, rigid free motion.
   auto start = Clock::now();
   mpm::ParticleToGrid(particles, world.materials, /*stress_dt=*/0.0, grid_);
+  implicit_mpm_.set_plasticity_timing(options_.plasticity);
   implicit_mpm_.Setup(grid_, particles, world.materials, world.gravity, dt);
+  if (std::any_of(world.materials.begin(), world.materials.end(),
+                  [](const mpm::Material& material) { return material.is_plastic(); })) {
+    used_plasticity_.Observe(static_cast<int>(implicit_mpm_.uses_in_step_plasticity()
+                                                  ? dynamics::PlasticityTiming::kInStep
+                                                  : dynamics::PlasticityTiming::kAfterStep));
+  }
   report.grid_boundary_nodes = implicit_mpm_.ConstrainGridBoundary(grid_, world.bodies);
   rigid_dofs_.Setup(world, dt);
   report.timings.free_motion = SecondsSince(start);

@@ -36,6 +36,10 @@ struct PenaltyOptions {
   // Spacing of the surface samples that make rigid bodies' "particles" [m]; 0 uses half
   // the grid spacing.
   double sample_spacing = 0.0;
+  // When a plastic material's return mapping acts (dynamics::PlasticityTiming). Seed 001 says
+  // its solver also stabilizes Drucker–Prager sand, which reads as the projection inside the
+  // force evaluation (spec-penalty-hybrid A13): in_step for a model with a step energy.
+  dynamics::PlasticityTiming plasticity = dynamics::PlasticityTiming::kInStep;
 
   static std::vector<ParameterSpec> Specs();
   // Reads and validates the `penalty.*` keys; throws InputError naming the key.
@@ -81,6 +85,7 @@ class PenaltyFormulation final : public Formulation {
   PenaltyStepStatistics statistics_;
   UsedParameterTracker used_stiffness_{
       "penalty.stiffness", "per pair max(m_p (2 pi/dt)^2, |f_prev|/(penetration_fraction h)) over active pairs"};
+  UsedChoiceTracker used_plasticity_ = dynamics::PlasticityTimingTracker("penalty.plasticity");
   UsedParameterTracker used_rigid_stiffness_{
       "penalty.rigid_stiffness", "per pair max(m_s (2 pi/dt)^2, |f_prev|/(penetration_fraction h)), m_s = M/N_samples"};
 };

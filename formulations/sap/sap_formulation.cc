@@ -187,6 +187,7 @@ std::vector<ParameterSpec> SapOptions::Specs() {
           "auto: per step max(0.05, dt (v_particle + g dt + v_rigid)/h), the fastest particle and the fastest "
           "rigid surface point under the step's free motion.",
           NonNegative()),
+      dynamics::PlasticityTimingSpec("sap.plasticity"),
   };
   for (ParameterSpec& spec : contact::ContactModelParameters::Specs()) specs.push_back(std::move(spec));
   return specs;
@@ -204,6 +205,7 @@ SapOptions SapOptions::FromParameters(const ParameterSet& parameters) {
   options.max_dense_unknowns = static_cast<int>(parameters.GetInt("sap.max_dense_unknowns"));
   options.delassus_estimate = GetChoice(parameters, "sap.delassus_estimate", DelassusEstimateNames());
   options.warm_start = GetChoice(parameters, "sap.warm_start", WarmStartNames());
+  options.plasticity = GetChoice(parameters, "sap.plasticity", dynamics::PlasticityTimingNames());
   options.contact_margin = parameters.GetOptionalDouble("sap.contact_margin").value_or(-1.0);
   options.contact = contact::ContactModelParameters::FromParameters(parameters);
   if (options.delassus_estimate == DelassusEstimate::kExact && options.linear_solver == LinearSolver::kFull) {
@@ -245,6 +247,7 @@ std::vector<UsedParameter> SapFormulation::UsedParameters() const {
   if (used_linear_solver_.observed()) used.push_back(used_linear_solver_.used());
   if (used_delassus_.observed()) used.push_back(used_delassus_.used());
   if (used_reuse_ratio_.observed()) used.push_back(used_reuse_ratio_.used());
+  if (used_plasticity_.observed()) used.push_back(used_plasticity_.used());
   return used;
 }
 
@@ -312,7 +315,14 @@ StepReport SapFormulation::AdvanceState(World& world, double dt) {
 void SapFormulation::SetUpFreeMotion(World& world, StepWork& work, Timings& timings) {
   const auto start = Clock::now();
   mpm::ParticleToGrid(world.particles, world.materials, /*stress_dt=*/0.0, grid_);
+  implicit_mpm_.set_plasticity_timing(options_.plasticity);
   implicit_mpm_.Setup(grid_, world.particles, world.materials, world.gravity, work.dt);
+  if (std::any_of(world.materials.begin(), world.materials.end(),
+                  [](const mpm::Material& material) { return material.is_plastic(); })) {
+    used_plasticity_.Observe(static_cast<int>(implicit_mpm_.uses_in_step_plasticity()
+                                                  ? dynamics::PlasticityTiming::kInStep
+                                                  : dynamics::PlasticityTiming::kAfterStep));
+  }
   statistics_.grid_boundary_nodes = implicit_mpm_.ConstrainGridBoundary(grid_, world.bodies);
   statistics_.active_nodes = implicit_mpm_.num_active_nodes();
   rigid_dofs_.Setup(world, work.dt);

@@ -65,6 +65,9 @@ struct SapOptions {
   // v* wins in free flight and light contact (the ball on slope), vⁿ in resting and
   // squeezing contact, where v* is far from the answer (README, sap speed).
   WarmStart warm_start = WarmStart::kLowerCost;
+  // When a plastic material's return mapping acts (dynamics::PlasticityTiming): inside the
+  // step for a model with a step energy (Drucker–Prager sand), after it for the rest.
+  dynamics::PlasticityTiming plasticity = dynamics::PlasticityTiming::kInStep;
   // Particles outside a rigid geometry but closer to it than the margin also become
   // contacts, with a negative penetration (a gap): such a constraint only acts if the
   // particle would cross the surface within the step. Seed 000 registers particles inside
@@ -163,6 +166,7 @@ class SapFormulation final : public Formulation {
   UsedParameterTracker used_reuse_ratio_{"sap.factorization_reuse_ratio",
                                          "auto: 0.5 on the full path, 0 on the schur path; per step with particle "
                                          "contacts"};
+  UsedChoiceTracker used_plasticity_ = dynamics::PlasticityTimingTracker("sap.plasticity");
   UsedChoiceTracker used_delassus_{"sap.delassus_estimate", ChoiceNames(DelassusEstimateNames()), "steps",
                                    "auto: exact on the schur path, bounded_block_diagonal on the full path (which "
                                    "has no dense reduced matrix, so exact falls back to it too); per step with "

@@ -30,6 +30,19 @@ double LameParameters::DilatationalWaveSpeed(double density) const {
   return std::sqrt((first_lame_parameter + 2.0 * shear_modulus) / density);
 }
 
+double ConstitutiveModel::InStepEnergyDensity(const Matrix3& /*deformation_gradient*/, double /*state*/) const {
+  throw std::logic_error(std::string(name()) + ": no energy for plasticity inside the step");
+}
+
+Matrix3 ConstitutiveModel::InStepFirstPiolaStress(const Matrix3& /*deformation_gradient*/, double /*state*/) const {
+  throw std::logic_error(std::string(name()) + ": no energy for plasticity inside the step");
+}
+
+Matrix9 ConstitutiveModel::InStepFirstPiolaStressDerivative(const Matrix3& /*deformation_gradient*/,
+                                                            double /*state*/) const {
+  throw std::logic_error(std::string(name()) + ": no energy for plasticity inside the step");
+}
+
 const std::vector<ConstitutiveModelEntry>& ConstitutiveModelRegistry() {
   static const std::vector<ConstitutiveModelEntry> registry = {
       {"fixed_corotated", "fixed corotated elasticity (Stomakhin et al. 2012)", MaterialKind::kSolid, false,

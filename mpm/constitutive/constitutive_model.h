@@ -49,6 +49,23 @@ class ConstitutiveModel {
   // surface (F^E projected, F = F^E F^P kept). Default: nothing to update.
   virtual void UpdateState(Matrix3& /*elastic_deformation_gradient*/, Matrix3& /*reference_rotation*/,
                            Matrix3& /*plastic_deformation_gradient*/) const {}
+
+  // Plasticity inside an implicit step (spec-penalty-hybrid A13). An implicit formulation
+  // minimizes the step's energy Σ V⁰ Ψ(F(v)), and UpdateState projects F^E only after the
+  // solve: within the step the material is elastic, and a stiff plastic material (sand) carries
+  // whatever stress the step's equilibrium asks of it. A model whose projected stress is the
+  // gradient of an energy of the step's F, once one number is fixed from the state at the
+  // step's start, offers that energy here. The implicit solvers then minimize it in place of Ψ,
+  // so no stress of the step leaves the yield surface (by more than the lag of that number),
+  // and UpdateState still projects after the step. Default: none.
+  virtual bool has_in_step_plasticity() const { return false; }
+  // The number the step's energy holds fixed, from the elastic gradient at the step's start.
+  virtual double InStepState(const Matrix3& /*start_elastic_deformation_gradient*/) const { return 0.0; }
+  // Ψ_step(F), P = ∂Ψ_step/∂F and dP/dF (symmetric, like the elastic ones) for that number.
+  // The default throws std::logic_error: only models with has_in_step_plasticity() offer them.
+  virtual double InStepEnergyDensity(const Matrix3& deformation_gradient, double state) const;
+  virtual Matrix3 InStepFirstPiolaStress(const Matrix3& deformation_gradient, double state) const;
+  virtual Matrix9 InStepFirstPiolaStressDerivative(const Matrix3& deformation_gradient, double state) const;
 };
 
 // The constants a material gives its model: a solid's Lamé parameters (and yield stress), a

@@ -54,6 +54,14 @@ class DruckerPragerModel final : public ConstitutiveModel {
   void UpdateState(Matrix3& elastic_deformation_gradient, Matrix3& reference_rotation,
                    Matrix3& plastic_deformation_gradient) const override;
 
+  // Plasticity inside an implicit step (drucker_prager.cc, ConstitutiveModel): the state is
+  // the cone's radius in deviatoric Hencky strain at the step's start.
+  bool has_in_step_plasticity() const override { return true; }
+  double InStepState(const Matrix3& start_elastic_deformation_gradient) const override;
+  double InStepEnergyDensity(const Matrix3& deformation_gradient, double state) const override;
+  Matrix3 InStepFirstPiolaStress(const Matrix3& deformation_gradient, double state) const override;
+  Matrix9 InStepFirstPiolaStressDerivative(const Matrix3& deformation_gradient, double state) const override;
+
   // The projection of principal Hencky strains onto the cone.
   DruckerPragerReturn Project(const Vector3& strains) const;
   // The cone's α and its apex strain e_t (see above).
@@ -62,6 +70,15 @@ class DruckerPragerModel final : public ConstitutiveModel {
   const LameParameters& lame() const { return lame_; }
 
  private:
+  // The step energy's Kirchhoff stresses τ_i = slope ε_i + offset at principal strains ε and
+  // cone radius r, with the quantities its derivative needs.
+  struct StepStress {
+    double volumetric, deviatoric_norm, shear_fraction, slope, offset;
+    Vector3 deviatoric;
+    bool yielding, separating;
+  };
+  StepStress InStepStress(const Vector3& strains, double radius) const;
+
   LameParameters lame_;
   double cone_slope_;              // α [-]
   double apex_volumetric_strain_;  // e_t [-]

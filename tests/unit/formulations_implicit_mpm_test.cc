@@ -526,6 +526,45 @@ TEST(ImplicitMpmFixedCorotated, HessianIsPositiveDefiniteUnderCompression) {
   EXPECT_GE(smallest, smallest_mass - 1e-12 * MaxAbs(hessian));
 }
 
+// ---- Drucker–Prager with plasticity inside the step (spec-penalty-hybrid A13) ------------
+
+// A compressed sand cloud sheared by a velocity large enough that some particles' step strain
+// leaves the cone of their start: with PlasticityTiming::kInStep the gradient is still the
+// derivative of the energy (central differences), that energy lies below the elastic one
+// (the capped shear term grows linearly, Hencky's quadratically), and the model's step state
+// is the cone radius of each particle's start.
+TEST(ImplicitMpmInStepPlasticity, GradientIsTheStepEnergysDerivativeAndTheEnergyIsCapped) {
+  Scene in_step, after_step;
+  for (Scene* scene : {&in_step, &after_step}) {
+    scene->materials = {mpm::MakeGranularMaterial("sand", 1600.0, 3.5e5, 0.3, 30.0)};
+    AddRandomCloud(*scene, 30, 0.16, Deformation::kCompressed, 21);
+  }
+  in_step.problem.set_plasticity_timing(PlasticityTiming::kInStep);
+  in_step.Prepare();
+  after_step.Prepare();
+  EXPECT_TRUE(in_step.problem.uses_in_step_plasticity());
+  EXPECT_FALSE(after_step.problem.uses_in_step_plasticity());
+  const Eigen::VectorXd velocity = RandomVelocity(in_step.problem, 22, 2.0);
+  EXPECT_LT(in_step.problem.Energy(velocity), after_step.problem.Energy(velocity));
+
+  const Eigen::VectorXd gradient = in_step.problem.Gradient(velocity);
+  std::mt19937_64 generator(23);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (int trial = 0; trial < 5; ++trial) {
+    const Eigen::VectorXd direction =
+        Eigen::VectorXd::NullaryExpr(in_step.problem.num_dofs(), [&] { return uniform(generator); });
+    const double step = 1e-6;
+    const double difference =
+        (in_step.problem.Energy(velocity + step * direction) - in_step.problem.Energy(velocity - step * direction)) /
+        (2.0 * step);
+    EXPECT_NEAR(difference, gradient.dot(direction), 1e-6 * gradient.norm() * direction.norm());
+  }
+  // Without yielding the two energies agree: at the start velocity no particle has left its cone.
+  const Eigen::VectorXd& start = in_step.problem.start_velocity();
+  EXPECT_NEAR(in_step.problem.Energy(start), after_step.problem.Energy(start),
+              1e-12 * std::abs(after_step.problem.Energy(start)));
+}
+
 // ---- Newton solve ----------------------------------------------------------------------
 
 // ‖M^(-1/2) ∇E‖ / max(‖M^(1/2) v‖, ‖M^(-1/2) Δt k‖) (spec §5 Z2).

@@ -668,6 +668,103 @@ TEST(MpmConstitutiveTest, DruckerPragerReturnMapping) {
   }
 }
 
+// ---- Drucker–Prager plasticity inside an implicit step ---------------------------------
+
+// The step energy of DruckerPragerModel written out from the series Hencky strain: with
+// K = λ + 2μ_L/3, t = tr ε, d = ε − (t/3) I and s = ‖d‖_F,
+//   ψ_step = μ_L s² (s ≤ r) or μ_L (2 r s − r²) (s > r),  + K t²/2 (t ≤ e_t) or K e_t t − K e_t²/2.
+template <typename Scalar>
+Scalar StepSandEnergy(const Matrix3Of<Scalar>& f, const LameParameters& lame, double radius, double apex) {
+  using std::sqrt;
+  const Matrix3Of<Scalar> strain = HenckyStrain(f);
+  const Scalar trace = strain.trace();
+  const Matrix3Of<Scalar> deviatoric = strain - (trace / 3.0) * Matrix3Of<Scalar>::Identity();
+  const Scalar squared = (deviatoric * deviatoric).trace();
+  const double mu = lame.shear_modulus, bulk = lame.first_lame_parameter + 2.0 * mu / 3.0;
+  const Scalar shear =
+      ValueOf(squared) > radius * radius ? mu * (2.0 * radius * sqrt(squared) - radius * radius) : mu * squared;
+  const Scalar volume =
+      ValueOf(trace) > apex ? bulk * apex * trace - 0.5 * bulk * apex * apex : 0.5 * bulk * trace * trace;
+  return shear + volume;
+}
+
+// P = F τ̃ C⁻¹ with τ̃ = ∂ψ_step/∂ε = 2μ_L min(1, r/s) d + K min(t, e_t) I (isotropic, so it
+// commutes with C).
+template <typename Scalar>
+Matrix3Of<Scalar> StepSandStress(const Matrix3Of<Scalar>& f, const LameParameters& lame, double radius, double apex) {
+  using std::sqrt;
+  const Matrix3Of<Scalar> strain = HenckyStrain(f);
+  const Scalar trace = strain.trace();
+  const Matrix3Of<Scalar> identity = Matrix3Of<Scalar>::Identity();
+  const Matrix3Of<Scalar> deviatoric = strain - (trace / 3.0) * identity;
+  const Scalar squared = (deviatoric * deviatoric).trace();
+  const double mu = lame.shear_modulus, bulk = lame.first_lame_parameter + 2.0 * mu / 3.0;
+  const Scalar fraction = ValueOf(squared) > radius * radius ? Scalar(radius) / sqrt(squared) : Scalar(1.0);
+  const Scalar mean = ValueOf(trace) > apex ? Scalar(bulk * apex) : Scalar(bulk) * trace;
+  const Matrix3Of<Scalar> kirchhoff_like = Scalar(2.0 * mu) * fraction * deviatoric + mean * identity;
+  return f * kirchhoff_like * Inverse<Scalar>(Matrix3Of<Scalar>(f.transpose() * f));
+}
+
+// Every regime: a radius of 0 (all shear yields), one that some of the gradients exceed, one
+// none reaches (the step energy is then Hencky's below the apex), with and without cohesion.
+TEST(MpmConstitutiveTest, DruckerPragerStepEnergyDerivativesMatchAutodiff) {
+  const double angle = 30.0 * std::acos(-1.0) / 180.0;
+  for (const LameParameters& lame :
+       {LameParameters::FromYoungsModulus(3.5e5, 0.3), LameParameters::FromYoungsModulus(1e8, 0.2)}) {
+    for (const double cohesion : {0.0, 0.02 * lame.shear_modulus}) {
+      const DruckerPragerModel model(lame, angle, cohesion);
+      const double apex = model.apex_volumetric_strain();
+      for (const double radius : {0.0, 0.05, 10.0}) {
+        for (const Matrix3& gradient : PositiveDeterminantGradients()) {
+          const Vector3 strains = ComputeSignedSvd(gradient).singular_values.array().log();
+          // At r = 0 the curvature of the shear term jumps from 2μ_L to 0 at s = 0: a rotation
+          // (s = 0 up to rounding) would sit on that edge.
+          if (radius == 0.0 && (strains - Vector3::Constant(strains.mean())).norm() < 1e-8) continue;
+          const double smallest = ComputeSignedSvd(gradient).singular_values.minCoeff();
+          const double tolerance = kAutodiffRelativeTolerance * StressScale(lame) / (smallest * smallest);
+          const Jet9 energy = StepSandEnergy(SeededJetMatrix(gradient), lame, radius, apex);
+          EXPECT_NEAR(model.InStepEnergyDensity(gradient, radius), energy.a, tolerance) << "F =\n" << gradient;
+          EXPECT_LE(MaxAbs(model.InStepFirstPiolaStress(gradient, radius) - GradientFromJet(energy)), tolerance)
+              << "r = " << radius << ", F =\n"
+              << gradient;
+          const Matrix9 reference = JacobianFromJet(StepSandStress(SeededJetMatrix(gradient), lame, radius, apex));
+          const Matrix9 tangent = model.InStepFirstPiolaStressDerivative(gradient, radius);
+          EXPECT_LE(MaxAbs(tangent - reference), tolerance) << "r = " << radius << ", F =\n" << gradient;
+          EXPECT_LE(MaxAbs(tangent - tangent.transpose()), tolerance);
+          if (radius == 10.0 && strains.sum() <= apex) {
+            EXPECT_NEAR(model.InStepEnergyDensity(gradient, radius), model.EnergyDensity(gradient, Matrix3::Identity()),
+                        tolerance);
+          }
+        }
+      }
+    }
+  }
+}
+
+// With the radius the return mapping uses (that of the state's own volume), the step energy's
+// stress is the stress of the projected state: the same Kirchhoff stress, P_step Fᵀ =
+// P(F^E_projected) F^E_projectedᵀ, inside the cone, on its shear face and beyond the apex.
+TEST(MpmConstitutiveTest, DruckerPragerStepStressIsTheProjectedStress) {
+  const LameParameters lame = LameParameters::FromYoungsModulus(3.5e5, 0.3);
+  const double angle = 30.0 * std::acos(-1.0) / 180.0;
+  std::mt19937 generator(41);
+  for (const double cohesion : {0.0, 100.0}) {
+    const DruckerPragerModel model(lame, angle, cohesion);
+    for (const Vector3& strains : {Vector3(-0.010, -0.011, -0.012), Vector3(0.01, -0.002, -0.02),
+                                   Vector3(0.05, -0.03, -0.04), Vector3(0.02, 0.01, 0.015)}) {
+      const Matrix3 left = RandomRotation(generator), right = RandomRotation(generator);
+      const Matrix3 gradient = left * strains.array().exp().matrix().asDiagonal() * right.transpose();
+      // The radius at the state's own volume: InStepState of a pure volume change with that volume.
+      const double radius = model.InStepState(std::exp(strains.sum() / 3.0) * Matrix3::Identity());
+      Matrix3 elastic = gradient, rotation = Matrix3::Identity(), plastic = Matrix3::Identity();
+      model.UpdateState(elastic, rotation, plastic);
+      const Matrix3 projected_kirchhoff = model.FirstPiolaStress(elastic, rotation) * elastic.transpose();
+      const Matrix3 step_kirchhoff = model.InStepFirstPiolaStress(gradient, radius) * gradient.transpose();
+      EXPECT_LE(MaxAbs(step_kirchhoff - projected_kirchhoff), 1e-9 * StressScale(lame)) << strains.transpose();
+    }
+  }
+}
+
 TEST(MpmConstitutiveTest, GranularMaterialsTakeFrictionAngleAndCohesion) {
   const Material sand = MakeGranularMaterial("sand", 1600.0, 3.5e5, 0.3, 30.0, 10.0);
   EXPECT_EQ(sand.model, "drucker_prager");
