@@ -151,18 +151,21 @@ ScaledOptimality EvaluateOptimality(const Eigen::VectorXd& masses, const Eigen::
 }  // namespace
 
 const ChoiceTable<PlasticityTiming>& PlasticityTimingNames() {
-  static const ChoiceTable<PlasticityTiming> names = {{"in_step", PlasticityTiming::kInStep},
+  static const ChoiceTable<PlasticityTiming> names = {{"auto", PlasticityTiming::kAuto},
+                                                      {"in_step", PlasticityTiming::kInStep},
                                                       {"after_step", PlasticityTiming::kAfterStep}};
   return names;
 }
 
 ParameterSpec PlasticityTimingSpec(const std::string& key) {
-  return {key, std::string("in_step"), "",
+  return {key, std::string("auto"), "",
           "When a plastic material's return mapping acts in the implicit step (spec-penalty-hybrid A13). in_step: "
-          "a model that has a step energy (drucker_prager: Hencky elasticity with its shear capped at the cone's "
-          "radius of the step's start) contributes it to the step's solve, so the step's stress stays on the yield "
-          "surface; the return mapping still follows the step. Other models (the von Mises dough of seed 000) stay "
-          "lagged. after_step: every return mapping after the solve, the step elastic.",
+          "a model that has a step energy contributes it to the step's solve, so the step's stress stays on the "
+          "yield surface (drucker_prager: Hencky elasticity with its shear capped at the cone's radius of the "
+          "step's start; linear_corotated with a yield stress: its shear capped at the von Mises cylinder); the "
+          "return mapping still follows the step. after_step: every return mapping after the solve, the step "
+          "elastic. auto: in_step for drucker_prager (A13: sand), after_step for von Mises (seed 000 lags it, "
+          "eqs. 22-26).",
           OneOf(ChoiceNames(PlasticityTimingNames()))};
 }
 
@@ -222,13 +225,16 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
   materials_.assign(materials.size(), MaterialData{});
   for (std::size_t m = 0; m < materials.size(); ++m) {
     materials_[m].model = materials[m].constitutive_model;
+    const mpm::ConstitutiveModel* model = materials[m].constitutive_model.get();
+    const bool offered = model != nullptr && model->has_in_step_plasticity();
+    materials_[m].in_step_plasticity =
+        offered && (plasticity_timing_ == PlasticityTiming::kInStep ||
+                    (plasticity_timing_ == PlasticityTiming::kAuto && model->in_step_plasticity_by_default()));
+    // The closed-form tangent is that of the elastic energy.
     materials_[m].linear_corotated =
-        dynamic_cast<const mpm::LinearCorotatedModel*>(materials[m].constitutive_model.get()) != nullptr;
+        dynamic_cast<const mpm::LinearCorotatedModel*>(model) != nullptr && !materials_[m].in_step_plasticity;
     materials_[m].shear_modulus = materials[m].lame.shear_modulus;
     materials_[m].first_lame_parameter = materials[m].lame.first_lame_parameter;
-    materials_[m].in_step_plasticity = plasticity_timing_ == PlasticityTiming::kInStep &&
-                                       materials[m].constitutive_model != nullptr &&
-                                       materials[m].constitutive_model->has_in_step_plasticity();
   }
 
   // 3. Cell groups. Inside each particle block of the grid, order the particles by base
@@ -389,19 +395,22 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
 
 double ImplicitMpm::ParticleEnergyDensity(const MaterialData& material, int particle,
                                           const Matrix3& deformation) const {
-  return material.in_step_plasticity ? material.model->InStepEnergyDensity(deformation, step_states_[particle])
-                                     : material.model->EnergyDensity(deformation, reference_rotations_[particle]);
+  return material.in_step_plasticity
+             ? material.model->InStepEnergyDensity(deformation, reference_rotations_[particle], step_states_[particle])
+             : material.model->EnergyDensity(deformation, reference_rotations_[particle]);
 }
 
 Matrix3 ImplicitMpm::ParticleStress(const MaterialData& material, int particle, const Matrix3& deformation) const {
-  return material.in_step_plasticity ? material.model->InStepFirstPiolaStress(deformation, step_states_[particle])
+  return material.in_step_plasticity ? material.model->InStepFirstPiolaStress(
+                                           deformation, reference_rotations_[particle], step_states_[particle])
                                      : material.model->FirstPiolaStress(deformation, reference_rotations_[particle]);
 }
 
 Matrix9 ImplicitMpm::ParticleStressDerivative(const MaterialData& material, int particle,
                                               const Matrix3& deformation) const {
   return material.in_step_plasticity
-             ? material.model->InStepFirstPiolaStressDerivative(deformation, step_states_[particle])
+             ? material.model->InStepFirstPiolaStressDerivative(deformation, reference_rotations_[particle],
+                                                                step_states_[particle])
              : material.model->FirstPiolaStressDerivative(deformation, reference_rotations_[particle]);
 }
 

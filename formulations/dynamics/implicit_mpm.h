@@ -47,11 +47,13 @@ using mpm::Vector3;
 // When a plastic material's return mapping acts in an implicit step (spec-penalty-hybrid A13):
 // after the step's solve (kAfterStep, lagged: the step is elastic, as seed 000 does for the
 // von Mises dough), or, for models that offer it (mpm::ConstitutiveModel::
-// has_in_step_plasticity: Drucker–Prager), inside it: the solve minimizes the model's step
-// energy, whose stress stays on the yield surface, and the return mapping still follows.
-enum class PlasticityTiming { kInStep, kAfterStep };
+// has_in_step_plasticity: Drucker–Prager, von Mises), inside it (kInStep): the solve
+// minimizes the model's step energy, whose stress stays on the yield surface, and the return
+// mapping still follows.
+// kAuto: each model's own default (ConstitutiveModel::in_step_plasticity_by_default).
+enum class PlasticityTiming { kAuto, kInStep, kAfterStep };
 const ChoiceTable<PlasticityTiming>& PlasticityTimingNames();
-// The formulation key `key` (sap.plasticity, penalty.plasticity), default in_step.
+// The formulation key `key` (sap.plasticity, penalty.plasticity), default auto.
 ParameterSpec PlasticityTimingSpec(const std::string& key);
 // "in_step" for the steps in which a material used its step energy, "after_step" for the rest.
 UsedChoiceTracker PlasticityTimingTracker(const std::string& key);
@@ -72,8 +74,8 @@ class ImplicitMpm {
   // to active node k. Caches each particle's stencil, a_ip and the F, R0, V⁰ it needs.
   void Setup(const mpm::SparseGrid& grid, const mpm::Particles& particles, const std::vector<mpm::Material>& materials,
              const Vector3& gravity, double dt);
-  // The plasticity timing of the next Setup (default kAfterStep). With kInStep, the particles of
-  // a model that has a step energy carry its state from their F^E at the step's start, and
+  // The plasticity timing of the next Setup (default kAfterStep). Where it puts a model in the
+  // step, its particles carry the step energy's state from their F^E at the step's start, and
   // Energy, Gradient and Hessian use that energy for them.
   void set_plasticity_timing(PlasticityTiming timing) { plasticity_timing_ = timing; }
   // Whether the last Setup put any particle on its model's step energy.

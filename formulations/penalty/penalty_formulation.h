@@ -38,8 +38,9 @@ struct PenaltyOptions {
   double sample_spacing = 0.0;
   // When a plastic material's return mapping acts (dynamics::PlasticityTiming). Seed 001 says
   // its solver also stabilizes Drucker–Prager sand, which reads as the projection inside the
-  // force evaluation (spec-penalty-hybrid A13): in_step for a model with a step energy.
-  dynamics::PlasticityTiming plasticity = dynamics::PlasticityTiming::kInStep;
+  // force evaluation (spec-penalty-hybrid A13): auto puts the sand inside the step, the von
+  // Mises dough (not in seed 001) after it, as sap does.
+  dynamics::PlasticityTiming plasticity = dynamics::PlasticityTiming::kAuto;
 
   static std::vector<ParameterSpec> Specs();
   // Reads and validates the `penalty.*` keys; throws InputError naming the key.

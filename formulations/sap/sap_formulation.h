@@ -65,9 +65,9 @@ struct SapOptions {
   // v* wins in free flight and light contact (the ball on slope), vⁿ in resting and
   // squeezing contact, where v* is far from the answer (README, sap speed).
   WarmStart warm_start = WarmStart::kLowerCost;
-  // When a plastic material's return mapping acts (dynamics::PlasticityTiming): inside the
-  // step for a model with a step energy (Drucker–Prager sand), after it for the rest.
-  dynamics::PlasticityTiming plasticity = dynamics::PlasticityTiming::kInStep;
+  // When a plastic material's return mapping acts (dynamics::PlasticityTiming): auto puts
+  // Drucker–Prager sand inside the step and seed 000's von Mises dough after it.
+  dynamics::PlasticityTiming plasticity = dynamics::PlasticityTiming::kAuto;
   // Particles outside a rigid geometry but closer to it than the margin also become
   // contacts, with a negative penetration (a gap): such a constraint only acts if the
   // particle would cross the surface within the step. Seed 000 registers particles inside

@@ -30,15 +30,18 @@ double LameParameters::DilatationalWaveSpeed(double density) const {
   return std::sqrt((first_lame_parameter + 2.0 * shear_modulus) / density);
 }
 
-double ConstitutiveModel::InStepEnergyDensity(const Matrix3& /*deformation_gradient*/, double /*state*/) const {
+double ConstitutiveModel::InStepEnergyDensity(const Matrix3& /*deformation_gradient*/,
+                                              const Matrix3& /*reference_rotation*/, double /*state*/) const {
   throw std::logic_error(std::string(name()) + ": no energy for plasticity inside the step");
 }
 
-Matrix3 ConstitutiveModel::InStepFirstPiolaStress(const Matrix3& /*deformation_gradient*/, double /*state*/) const {
+Matrix3 ConstitutiveModel::InStepFirstPiolaStress(const Matrix3& /*deformation_gradient*/,
+                                                  const Matrix3& /*reference_rotation*/, double /*state*/) const {
   throw std::logic_error(std::string(name()) + ": no energy for plasticity inside the step");
 }
 
 Matrix9 ConstitutiveModel::InStepFirstPiolaStressDerivative(const Matrix3& /*deformation_gradient*/,
+                                                            const Matrix3& /*reference_rotation*/,
                                                             double /*state*/) const {
   throw std::logic_error(std::string(name()) + ": no energy for plasticity inside the step");
 }

@@ -59,13 +59,20 @@ class ConstitutiveModel {
   // so no stress of the step leaves the yield surface (by more than the lag of that number),
   // and UpdateState still projects after the step. Default: none.
   virtual bool has_in_step_plasticity() const { return false; }
+  // Whether the implicit formulations use the step energy by default (`plasticity = auto`):
+  // models whose source lags the return mapping (seed 000's von Mises dough) say no.
+  virtual bool in_step_plasticity_by_default() const { return false; }
   // The number the step's energy holds fixed, from the elastic gradient at the step's start.
   virtual double InStepState(const Matrix3& /*start_elastic_deformation_gradient*/) const { return 0.0; }
-  // Ψ_step(F), P = ∂Ψ_step/∂F and dP/dF (symmetric, like the elastic ones) for that number.
-  // The default throws std::logic_error: only models with has_in_step_plasticity() offer them.
-  virtual double InStepEnergyDensity(const Matrix3& deformation_gradient, double state) const;
-  virtual Matrix3 InStepFirstPiolaStress(const Matrix3& deformation_gradient, double state) const;
-  virtual Matrix9 InStepFirstPiolaStressDerivative(const Matrix3& deformation_gradient, double state) const;
+  // Ψ_step(F), P = ∂Ψ_step/∂F and dP/dF (symmetric, like the elastic ones) for that number and
+  // the particle's reference rotation R0. The default throws std::logic_error: only models with
+  // has_in_step_plasticity() offer them.
+  virtual double InStepEnergyDensity(const Matrix3& deformation_gradient, const Matrix3& reference_rotation,
+                                     double state) const;
+  virtual Matrix3 InStepFirstPiolaStress(const Matrix3& deformation_gradient, const Matrix3& reference_rotation,
+                                         double state) const;
+  virtual Matrix9 InStepFirstPiolaStressDerivative(const Matrix3& deformation_gradient,
+                                                   const Matrix3& reference_rotation, double state) const;
 };
 
 // The constants a material gives its model: a solid's Lamé parameters (and yield stress), a

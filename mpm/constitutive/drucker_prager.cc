@@ -207,7 +207,8 @@ DruckerPragerModel::StepStress DruckerPragerModel::InStepStress(const Vector3& s
   return result;
 }
 
-double DruckerPragerModel::InStepEnergyDensity(const Matrix3& deformation_gradient, double state) const {
+double DruckerPragerModel::InStepEnergyDensity(const Matrix3& deformation_gradient,
+                                               const Matrix3& /*reference_rotation*/, double state) const {
   const Vector3 strains = HenckyStrains(ComputeSignedSvd(deformation_gradient).singular_values);
   const StepStress step = InStepStress(strains, state);
   const double mu = lame_.shear_modulus;
@@ -219,7 +220,8 @@ double DruckerPragerModel::InStepEnergyDensity(const Matrix3& deformation_gradie
   return shear + volume;
 }
 
-Matrix3 DruckerPragerModel::InStepFirstPiolaStress(const Matrix3& deformation_gradient, double state) const {
+Matrix3 DruckerPragerModel::InStepFirstPiolaStress(const Matrix3& deformation_gradient,
+                                                   const Matrix3& /*reference_rotation*/, double state) const {
   const SignedSvd svd = ComputeSignedSvd(deformation_gradient);
   const Vector3 strains = HenckyStrains(svd.singular_values);
   const StepStress step = InStepStress(strains, state);
@@ -227,7 +229,9 @@ Matrix3 DruckerPragerModel::InStepFirstPiolaStress(const Matrix3& deformation_gr
   return svd.u * kirchhoff.cwiseQuotient(svd.singular_values).asDiagonal() * svd.v.transpose();
 }
 
-Matrix9 DruckerPragerModel::InStepFirstPiolaStressDerivative(const Matrix3& deformation_gradient, double state) const {
+Matrix9 DruckerPragerModel::InStepFirstPiolaStressDerivative(const Matrix3& deformation_gradient,
+                                                             const Matrix3& /*reference_rotation*/,
+                                                             double state) const {
   // ∂τ/∂ε = 2μ_L ρ (I − 11ᵀ/3 − [s > r] n̂ n̂ᵀ) + V''(t) 11ᵀ with n̂ = ε̂/s and
   // V'' = K below the apex, 0 beyond: positive semidefinite.
   const SignedSvd svd = ComputeSignedSvd(deformation_gradient);

@@ -56,11 +56,16 @@ class DruckerPragerModel final : public ConstitutiveModel {
 
   // Plasticity inside an implicit step (drucker_prager.cc, ConstitutiveModel): the state is
   // the cone's radius in deviatoric Hencky strain at the step's start.
+  // R0 is not used. In the step by default: spec-penalty-hybrid A13 for sand runs.
   bool has_in_step_plasticity() const override { return true; }
+  bool in_step_plasticity_by_default() const override { return true; }
   double InStepState(const Matrix3& start_elastic_deformation_gradient) const override;
-  double InStepEnergyDensity(const Matrix3& deformation_gradient, double state) const override;
-  Matrix3 InStepFirstPiolaStress(const Matrix3& deformation_gradient, double state) const override;
-  Matrix9 InStepFirstPiolaStressDerivative(const Matrix3& deformation_gradient, double state) const override;
+  double InStepEnergyDensity(const Matrix3& deformation_gradient, const Matrix3& reference_rotation,
+                             double state) const override;
+  Matrix3 InStepFirstPiolaStress(const Matrix3& deformation_gradient, const Matrix3& reference_rotation,
+                                 double state) const override;
+  Matrix9 InStepFirstPiolaStressDerivative(const Matrix3& deformation_gradient, const Matrix3& reference_rotation,
+                                           double state) const override;
 
   // The projection of principal Hencky strains onto the cone.
   DruckerPragerReturn Project(const Vector3& strains) const;

@@ -40,6 +40,19 @@ class LinearCorotatedModel final : public ConstitutiveModel {
   void UpdateState(Matrix3& elastic_deformation_gradient, Matrix3& reference_rotation,
                    Matrix3& plastic_deformation_gradient) const override;
 
+  // Plasticity inside an implicit step (ConstitutiveModel; linear_corotated.cc): with a yield
+  // stress, the energy whose deviatoric part is Huber-capped at the yield cylinder's radius
+  // η/(2μ_L). The radius is constant, so the state is unused and the energy is the exact
+  // potential of the return mapping's stress. Not in the step by default: seed 000 lags it
+  // (eqs. 22-26).
+  bool has_in_step_plasticity() const override { return is_plastic(); }
+  double InStepEnergyDensity(const Matrix3& deformation_gradient, const Matrix3& reference_rotation,
+                             double state) const override;
+  Matrix3 InStepFirstPiolaStress(const Matrix3& deformation_gradient, const Matrix3& reference_rotation,
+                                 double state) const override;
+  Matrix9 InStepFirstPiolaStressDerivative(const Matrix3& deformation_gradient, const Matrix3& reference_rotation,
+                                           double state) const override;
+
   const LameParameters& lame() const { return lame_; }
   double yield_stress() const { return yield_stress_; }
 

@@ -16,6 +16,8 @@
 #include "mpm/constitutive/constitutive_model.h"
 #include "mpm/constitutive/drucker_prager.h"
 #include "mpm/constitutive/eos_liquid.h"
+#include "mpm/constitutive/linear_corotated.h"
+#include "mpm/constitutive/von_mises_linear_corotated.h"
 #include "mpm/material.h"
 #include "mpm/polar_decomposition.h"
 
@@ -723,17 +725,21 @@ TEST(MpmConstitutiveTest, DruckerPragerStepEnergyDerivativesMatchAutodiff) {
           const double smallest = ComputeSignedSvd(gradient).singular_values.minCoeff();
           const double tolerance = kAutodiffRelativeTolerance * StressScale(lame) / (smallest * smallest);
           const Jet9 energy = StepSandEnergy(SeededJetMatrix(gradient), lame, radius, apex);
-          EXPECT_NEAR(model.InStepEnergyDensity(gradient, radius), energy.a, tolerance) << "F =\n" << gradient;
-          EXPECT_LE(MaxAbs(model.InStepFirstPiolaStress(gradient, radius) - GradientFromJet(energy)), tolerance)
+          EXPECT_NEAR(model.InStepEnergyDensity(gradient, Matrix3::Identity(), radius), energy.a, tolerance)
+              << "F =\n"
+              << gradient;
+          EXPECT_LE(
+              MaxAbs(model.InStepFirstPiolaStress(gradient, Matrix3::Identity(), radius) - GradientFromJet(energy)),
+              tolerance)
               << "r = " << radius << ", F =\n"
               << gradient;
           const Matrix9 reference = JacobianFromJet(StepSandStress(SeededJetMatrix(gradient), lame, radius, apex));
-          const Matrix9 tangent = model.InStepFirstPiolaStressDerivative(gradient, radius);
+          const Matrix9 tangent = model.InStepFirstPiolaStressDerivative(gradient, Matrix3::Identity(), radius);
           EXPECT_LE(MaxAbs(tangent - reference), tolerance) << "r = " << radius << ", F =\n" << gradient;
           EXPECT_LE(MaxAbs(tangent - tangent.transpose()), tolerance);
           if (radius == 10.0 && strains.sum() <= apex) {
-            EXPECT_NEAR(model.InStepEnergyDensity(gradient, radius), model.EnergyDensity(gradient, Matrix3::Identity()),
-                        tolerance);
+            EXPECT_NEAR(model.InStepEnergyDensity(gradient, Matrix3::Identity(), radius),
+                        model.EnergyDensity(gradient, Matrix3::Identity()), tolerance);
           }
         }
       }
@@ -759,10 +765,100 @@ TEST(MpmConstitutiveTest, DruckerPragerStepStressIsTheProjectedStress) {
       Matrix3 elastic = gradient, rotation = Matrix3::Identity(), plastic = Matrix3::Identity();
       model.UpdateState(elastic, rotation, plastic);
       const Matrix3 projected_kirchhoff = model.FirstPiolaStress(elastic, rotation) * elastic.transpose();
-      const Matrix3 step_kirchhoff = model.InStepFirstPiolaStress(gradient, radius) * gradient.transpose();
+      const Matrix3 step_kirchhoff =
+          model.InStepFirstPiolaStress(gradient, Matrix3::Identity(), radius) * gradient.transpose();
       EXPECT_LE(MaxAbs(step_kirchhoff - projected_kirchhoff), 1e-9 * StressScale(lame)) << strains.transpose();
     }
   }
+}
+
+// ---- Von Mises (linear corotated) plasticity inside an implicit step ---------------------
+
+// ψ_step = μ_L h(s) + K t²/2 on the corotated strain Ê = sym(R0ᵀF) − I, h Huber-capped at
+// r = η/(2μ_L) (linear_corotated.cc), written out independently.
+template <typename Scalar>
+Scalar StepVonMisesEnergy(const Matrix3Of<Scalar>& f, const Matrix3& reference_rotation, const LameParameters& lame,
+                          double yield_stress) {
+  using std::sqrt;
+  const Matrix3Of<Scalar> strain = LinearCorotatedStrain(f, reference_rotation);
+  const Scalar trace = strain(0, 0) + strain(1, 1) + strain(2, 2);
+  const Matrix3Of<Scalar> deviatoric = strain - (trace / 3.0) * Matrix3Of<Scalar>::Identity();
+  const Scalar squared = SquaredFrobeniusNorm(deviatoric);
+  const double mu = lame.shear_modulus, bulk = lame.first_lame_parameter + 2.0 * mu / 3.0;
+  const double radius = yield_stress / (2.0 * mu);
+  const Scalar shear =
+      ValueOf(squared) > radius * radius ? mu * (2.0 * radius * sqrt(squared) - radius * radius) : mu * squared;
+  return shear + 0.5 * bulk * trace * trace;
+}
+
+// Its stress P = R0 (2μ_L min(1, r/s) d + K t I), for the Jacobian.
+template <typename Scalar>
+Matrix3Of<Scalar> StepVonMisesStress(const Matrix3Of<Scalar>& f, const Matrix3& reference_rotation,
+                                     const LameParameters& lame, double yield_stress) {
+  using std::sqrt;
+  const Matrix3Of<Scalar> strain = LinearCorotatedStrain(f, reference_rotation);
+  const Scalar trace = strain(0, 0) + strain(1, 1) + strain(2, 2);
+  const Matrix3Of<Scalar> identity = Matrix3Of<Scalar>::Identity();
+  const Matrix3Of<Scalar> deviatoric = strain - (trace / 3.0) * identity;
+  const Scalar squared = SquaredFrobeniusNorm(deviatoric);
+  const double mu = lame.shear_modulus, bulk = lame.first_lame_parameter + 2.0 * mu / 3.0;
+  const double radius = yield_stress / (2.0 * mu);
+  const Scalar fraction = ValueOf(squared) > radius * radius ? Scalar(radius) / sqrt(squared) : Scalar(1.0);
+  return reference_rotation.cast<Scalar>() *
+         (Scalar(2.0 * mu) * fraction * deviatoric + Scalar(bulk) * trace * identity);
+}
+
+// Yield stresses that cap all, some and none of the test gradients' shear (the dough's η is
+// 6e3 Pa on μ_L 3.6e4 Pa, r = 0.08).
+TEST(MpmConstitutiveTest, VonMisesStepEnergyDerivativesMatchAutodiff) {
+  std::mt19937 generator(43);
+  for (const LameParameters& lame : TestLameParameters()) {
+    for (const double radius : {1e-4, 0.08, 10.0}) {
+      const double yield_stress = 2.0 * lame.shear_modulus * radius;
+      const LinearCorotatedModel model(lame, yield_stress);
+      ASSERT_TRUE(model.has_in_step_plasticity());
+      EXPECT_FALSE(model.in_step_plasticity_by_default());
+      const double tolerance = kAutodiffRelativeTolerance * StressScale(lame);
+      for (const Matrix3& gradient : PositiveDeterminantGradients()) {
+        for (const Matrix3& reference_rotation : ReferenceRotationsFor(gradient, generator)) {
+          const Matrix3 strain = LinearCorotatedModel::Strain(gradient, reference_rotation);
+          // A state whose deviatoric strain is at the radius would sit on the cap's edge.
+          const double shear = (strain - (strain.trace() / 3.0) * Matrix3::Identity()).norm();
+          if (std::abs(shear - radius) < 1e-6) continue;
+          const Jet9 energy = StepVonMisesEnergy(SeededJetMatrix(gradient), reference_rotation, lame, yield_stress);
+          EXPECT_NEAR(model.InStepEnergyDensity(gradient, reference_rotation, 0.0), energy.a, tolerance);
+          EXPECT_LE(MaxAbs(model.InStepFirstPiolaStress(gradient, reference_rotation, 0.0) - GradientFromJet(energy)),
+                    tolerance);
+          const Matrix9 reference =
+              JacobianFromJet(StepVonMisesStress(SeededJetMatrix(gradient), reference_rotation, lame, yield_stress));
+          const Matrix9 tangent = model.InStepFirstPiolaStressDerivative(gradient, reference_rotation, 0.0);
+          EXPECT_LE(MaxAbs(tangent - reference), tolerance) << "r = " << radius << ", F =\n" << gradient;
+          EXPECT_LE(MaxAbs(tangent - tangent.transpose()), tolerance);
+        }
+      }
+    }
+  }
+}
+
+// The step energy's stress at a trial state is the stress of the state the lagged return
+// mapping projects it to (seed 000 eqs. 22-26), with the same R0.
+TEST(MpmConstitutiveTest, VonMisesStepStressIsTheProjectedStress) {
+  const LameParameters lame = LameParameters::FromYoungsModulus(1e5, 0.4);
+  const double yield_stress = 6e3;
+  const LinearCorotatedModel model(lame, yield_stress);
+  std::mt19937 generator(44);
+  int yielded = 0;
+  for (const Matrix3& gradient : PositiveDeterminantGradients()) {
+    const Matrix3 reference_rotation = ComputePolarRotation(gradient);  // R0 near F's rotation
+    const VonMisesReturnResult projected =
+        VonMisesReturnMap(gradient, reference_rotation, yield_stress, lame.shear_modulus);
+    if (projected.used_fallback) continue;
+    yielded += projected.yielded ? 1 : 0;
+    EXPECT_LE(MaxAbs(model.InStepFirstPiolaStress(gradient, reference_rotation, 0.0) -
+                     model.FirstPiolaStress(projected.elastic_deformation_gradient, reference_rotation)),
+              1e-9 * StressScale(lame));
+  }
+  EXPECT_GE(yielded, 4);
 }
 
 TEST(MpmConstitutiveTest, GranularMaterialsTakeFrictionAngleAndCohesion) {
