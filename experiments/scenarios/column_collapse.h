@@ -20,9 +20,9 @@
 // mass quantile would cut short: on a deposit tapering linearly to its tip the last 1% of
 // the mass spans the last 10% of its length. The farthest particle is reported beside it.
 //
-// Known limitation: sap and penalty apply the return mapping after each implicit step, so
-// within a step the sand is elastic and barely flows (sand_pile measured it); their
-// run-out is a finding about the lagged plasticity, not about the sand.
+// sap and penalty put the sand's return mapping inside the implicit step by default
+// (sap.plasticity, penalty.plasticity = auto; dynamics::PlasticityTiming). With it after the
+// step the sand is elastic within each step and barely flows.
 #include "experiments/scenario.h"
 
 namespace contactlab::experiments {
