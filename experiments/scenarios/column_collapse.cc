@@ -56,7 +56,6 @@ class ColumnCollapse final : public Scenario {
     width_ = parameters.GetDouble("column_width");
     aspect_ratio_ = parameters.GetDouble("aspect_ratio");
     height_ = aspect_ratio_ * width_;
-    const double density = parameters.GetDouble("density");
     const double gravity = parameters.GetDouble("gravity");
     world.gravity = Vector3(0.0, 0.0, -gravity);
     world.grid_spacing = parameters.GetDouble("grid_spacing");
@@ -70,14 +69,7 @@ class ColumnCollapse final : public Scenario {
     cone_angle_ = parameters.GetString("friction_angle_match") == "plane_strain"
                       ? ConeAngleForPlaneStrain(friction_angle)
                       : friction_angle;
-    try {
-      world.materials.push_back(mpm::MakeGranularMaterial("sand", density, parameters.GetDouble("youngs_modulus"),
-                                                          parameters.GetDouble("poisson_ratio"), cone_angle_,
-                                                          parameters.GetDouble("cohesion")));
-    } catch (const std::invalid_argument& error) {
-      throw InputError(std::string("keys 'friction_angle', 'cohesion', 'youngs_modulus', 'poisson_ratio': ") +
-                       error.what());
-    }
+    world.materials.push_back(MakeSandMaterial(parameters, cone_angle_));
     // Room for half as much again as the larger branch's run-out.
     const double expected = std::max(LinearBranch(aspect_ratio_), PowerBranch(aspect_ratio_));
     channel_ = AddChannel(parameters, width_ * (1.0 + 1.5 * expected) + 2.0 * world.grid_spacing, 1.2 * height_,

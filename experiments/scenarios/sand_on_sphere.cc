@@ -40,14 +40,7 @@ class SandOnSphere final : public Scenario {
     pull_friction_ =
         std::tan(0.5 * std::asin(std::max(std::abs(far_edge), std::abs(offset_ - 0.5 * column_width)) / radius_));
 
-    try {
-      world.materials.push_back(mpm::MakeGranularMaterial(
-          "sand", density, parameters.GetDouble("youngs_modulus"), parameters.GetDouble("poisson_ratio"),
-          parameters.GetDouble("friction_angle"), parameters.GetDouble("cohesion")));
-    } catch (const std::invalid_argument& error) {
-      throw InputError(std::string("keys 'friction_angle', 'cohesion', 'youngs_modulus', 'poisson_ratio': ") +
-                       error.what());
-    }
+    world.materials.push_back(MakeSandMaterial(parameters, parameters.GetDouble("friction_angle")));
 
     // The floor: top face at z = 0 (a node plane, as grid walls need), wide enough for the
     // sand to spread and the sphere to roll.
@@ -205,7 +198,8 @@ ScenarioInfo SandOnSphereInfo() {
       {
           {"sphere_radius", 0.05, "m", "Radius R of the rigid sphere (seed 001 gives no size).", Positive()},
           {"sphere_density", 1000.0, "kg/m^3",
-           "Density of the sphere: 0.52 kg at the defaults, half the sand column's mass, so that the sand can move it.",
+           "Density of the sphere: 0.52 kg at the defaults, two thirds of the sand column's 0.8 kg, so that the sand "
+           "can move it.",
            Positive()},
           {"sphere_mu", 0.9, "1",
            "Friction coefficient between the sand and the sphere (seed 001 Table 1, sand_on_sph: 0.9). The sand "

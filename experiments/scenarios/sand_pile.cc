@@ -35,14 +35,7 @@ class SandPile final : public Scenario {
     world.gravity = Vector3(0.0, 0.0, -gravity);
     world.grid_spacing = parameters.GetDouble("grid_spacing");
 
-    try {
-      world.materials.push_back(mpm::MakeGranularMaterial("sand", density, parameters.GetDouble("youngs_modulus"),
-                                                          parameters.GetDouble("poisson_ratio"), friction_angle_,
-                                                          cohesion_));
-    } catch (const std::invalid_argument& error) {
-      throw InputError(std::string("keys 'friction_angle', 'cohesion', 'youngs_modulus', 'poisson_ratio': ") +
-                       error.what());
-    }
+    world.materials.push_back(MakeSandMaterial(parameters, friction_angle_));
 
     // The floor: top face at z = 0 (a node plane, as grid walls need), wide enough for a
     // run-out of several column heights.

@@ -179,6 +179,17 @@ double ReadSettleTime(const ParameterSet& parameters) {
   return settle_time;
 }
 
+mpm::Material MakeSandMaterial(const ParameterSet& parameters, double friction_angle_degrees) {
+  try {
+    return mpm::MakeGranularMaterial("sand", parameters.GetDouble("density"), parameters.GetDouble("youngs_modulus"),
+                                     parameters.GetDouble("poisson_ratio"), friction_angle_degrees,
+                                     parameters.GetDouble("cohesion"));
+  } catch (const std::invalid_argument& error) {
+    throw InputError(std::string("keys 'friction_angle', 'cohesion', 'youngs_modulus', 'poisson_ratio': ") +
+                     error.what());
+  }
+}
+
 double FitSlope(const std::vector<double>& times, const std::vector<double>& values) {
   const std::size_t n = std::min(times.size(), values.size());
   if (n < 2) return std::numeric_limits<double>::quiet_NaN();

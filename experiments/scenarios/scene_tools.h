@@ -101,6 +101,11 @@ std::vector<ParameterSpec> ElasticMaterialSpecs(const std::string& prefix, doubl
 // The material those keys describe.
 mpm::Material MakeElasticMaterial(const ParameterSet& parameters, const std::string& prefix, const std::string& name);
 
+// The Drucker–Prager sand ("sand") of the scene keys density, youngs_modulus, poisson_ratio and
+// cohesion, with the cone's friction angle [deg] (the key friction_angle or an angle derived
+// from it); InputError naming the keys when the model rejects them.
+mpm::Material MakeSandMaterial(const ParameterSet& parameters, double friction_angle_degrees);
+
 // Least-squares slope of y(t) [unit of y per s]; NaN with fewer than two distinct times.
 double FitSlope(const std::vector<double>& times, const std::vector<double>& values);
 

@@ -64,14 +64,7 @@ class SphereIntoSand final : public Scenario {
           "exceed grid_spacing");
     }
 
-    try {
-      world.materials.push_back(mpm::MakeGranularMaterial("sand", density, youngs_modulus,
-                                                          parameters.GetDouble("poisson_ratio"), friction_angle,
-                                                          parameters.GetDouble("cohesion")));
-    } catch (const std::invalid_argument& error) {
-      throw InputError(std::string("keys 'friction_angle', 'cohesion', 'youngs_modulus', 'poisson_ratio': ") +
-                       error.what());
-    }
+    world.materials.push_back(MakeSandMaterial(parameters, friction_angle));
 
     // The container: floor top at z = 0, walls two cells above the bed (the sphere displaces
     // a few millimetres of sand into a rim, far below that).
