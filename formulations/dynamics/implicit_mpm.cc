@@ -309,7 +309,7 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
       const MaterialData& material = materials_[particles.material[p]];
       if (material.in_step_plasticity) step_states_[s] = material.model->InStepState(deformation);
       // Linear corotated: the constant stiffness column u_p = √(Δt² V⁰) (R0 g_ip)_i.
-      if (materials_[particles.material[p]].linear_corotated) {
+      if (material.linear_corotated) {
         const Matrix3 scaled_rotation =
             std::sqrt(dt * dt * particles.initial_volume[p]) * particles.reference_rotation[p];
         double* column = &stiffness_columns_[static_cast<std::size_t>(s) * kColumnStride];
@@ -322,6 +322,8 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
   }
   quadratic_ = std::all_of(groups_.begin(), groups_.end(),
                            [&](const CellGroup& group) { return materials_[group.material].linear_corotated; });
+  has_plastic_material_ = std::any_of(materials.begin(), materials.end(),
+                                      [](const mpm::Material& material) { return material.is_plastic(); });
   uses_in_step_plasticity_ = std::any_of(groups_.begin(), groups_.end(), [&](const CellGroup& group) {
     return materials_[group.material].in_step_plasticity;
   });
@@ -391,6 +393,12 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
       }
     }
   }
+}
+
+std::optional<PlasticityTiming> ImplicitMpm::plasticity_timing_used() const {
+  if (uses_in_step_plasticity_) return PlasticityTiming::kInStep;
+  if (has_plastic_material_) return PlasticityTiming::kAfterStep;
+  return std::nullopt;
 }
 
 double ImplicitMpm::ParticleEnergyDensity(const MaterialData& material, int particle,

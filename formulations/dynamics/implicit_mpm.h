@@ -10,9 +10,9 @@
 // exactly the one the particles end up with. (Seed 000 eq. 14 writes ∇w_ip instead; with
 // quadratic B-splines the two differ by O(h) and the MLS form keeps a single F update.)
 // F_pⁿ is the elastic gradient F^E and Ψ uses the particle's stored reference rotation R0.
-// The return mapping follows the step; with PlasticityTiming::kInStep a model that has a
-// step energy (Drucker–Prager) contributes that energy in place of Ψ, so the step's stress
-// already stays on its yield surface.
+// The return mapping follows the step; where the PlasticityTiming puts a model inside the
+// step (Drucker–Prager by default), its step energy stands in place of Ψ, so the step's
+// stress already stays on its yield surface.
 //
 // Gradient and Hessian (spec §1.1.3 with g_ip = F_pⁿᵀ a_ip):
 //   ∇_i E = m_i (v_i − v_iⁿ) − Δt m_i g + Δt Σ_p V_p⁰ P_p g_ip,
@@ -22,6 +22,7 @@
 // be positive semidefinite (spec §5 Z3), so A stays SPD.
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,10 @@ class ImplicitMpm {
   void set_plasticity_timing(PlasticityTiming timing) { plasticity_timing_ = timing; }
   // Whether the last Setup put any particle on its model's step energy.
   bool uses_in_step_plasticity() const { return uses_in_step_plasticity_; }
+  // What the last Setup did with plasticity, for a formulation's record of its timing key:
+  // kInStep if a particle uses its model's step energy, else kAfterStep if some material is
+  // plastic; nothing when no material is.
+  std::optional<PlasticityTiming> plasticity_timing_used() const;
 
   int num_active_nodes() const { return static_cast<int>(active_nodes_.size()); }
   int num_dofs() const { return 3 * num_active_nodes(); }
@@ -194,6 +199,7 @@ class ImplicitMpm {
   bool quadratic_ = true;  // every particle is linear corotated: E is quadratic in v
   PlasticityTiming plasticity_timing_ = PlasticityTiming::kAfterStep;
   bool uses_in_step_plasticity_ = false;
+  bool has_plastic_material_ = false;
 
   // Particle data in group-sorted order (the grid's block order, then cell, then material).
   std::vector<std::array<Vector3, kStencilSize>> strain_weights_;  // g_ip = F_pⁿᵀ a_ip [1/m]

@@ -147,12 +147,7 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   mpm::ParticleToGrid(particles, world.materials, /*stress_dt=*/0.0, grid_);
   implicit_mpm_.set_plasticity_timing(options_.plasticity);
   implicit_mpm_.Setup(grid_, particles, world.materials, world.gravity, dt);
-  if (std::any_of(world.materials.begin(), world.materials.end(),
-                  [](const mpm::Material& material) { return material.is_plastic(); })) {
-    used_plasticity_.Observe(static_cast<int>(implicit_mpm_.uses_in_step_plasticity()
-                                                  ? dynamics::PlasticityTiming::kInStep
-                                                  : dynamics::PlasticityTiming::kAfterStep));
-  }
+  if (const auto timing = implicit_mpm_.plasticity_timing_used()) used_plasticity_.Observe(static_cast<int>(*timing));
   report.grid_boundary_nodes = implicit_mpm_.ConstrainGridBoundary(grid_, world.bodies);
   rigid_dofs_.Setup(world, dt);
   report.timings.free_motion = SecondsSince(start);

@@ -317,12 +317,7 @@ void SapFormulation::SetUpFreeMotion(World& world, StepWork& work, Timings& timi
   mpm::ParticleToGrid(world.particles, world.materials, /*stress_dt=*/0.0, grid_);
   implicit_mpm_.set_plasticity_timing(options_.plasticity);
   implicit_mpm_.Setup(grid_, world.particles, world.materials, world.gravity, work.dt);
-  if (std::any_of(world.materials.begin(), world.materials.end(),
-                  [](const mpm::Material& material) { return material.is_plastic(); })) {
-    used_plasticity_.Observe(static_cast<int>(implicit_mpm_.uses_in_step_plasticity()
-                                                  ? dynamics::PlasticityTiming::kInStep
-                                                  : dynamics::PlasticityTiming::kAfterStep));
-  }
+  if (const auto timing = implicit_mpm_.plasticity_timing_used()) used_plasticity_.Observe(static_cast<int>(*timing));
   statistics_.grid_boundary_nodes = implicit_mpm_.ConstrainGridBoundary(grid_, world.bodies);
   statistics_.active_nodes = implicit_mpm_.num_active_nodes();
   rigid_dofs_.Setup(world, work.dt);
