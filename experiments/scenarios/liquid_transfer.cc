@@ -94,16 +94,20 @@ class LiquidTransfer final : public Scenario {
       pose.position = center;
       return rigid::Geometry{rigid::Shape::Box(half_size), pose, mu};
     };
-    const double wall_center_z = -0.5 * inner_height_;
+    // The five boxes overlap along every edge of the cavity: each side spans the mug's whole
+    // outer width and height. Where two boxes only abutted, a particle pressed a little into
+    // one of them felt that box's normal alone and slid along the seam, out through the
+    // other box's end (liquid left the mug at its bottom corners under penalty and sap).
+    const double side_half_height = 0.5 * (inner_height_ + wall), side_center_z = -side_half_height;
     mug_ = static_cast<int>(world.bodies.size());
     walls_.push_back(mug_);
     world.bodies.push_back(rigid::MakeKinematicBody(
         "mug",
         {box(Vector3(outer_half, outer_half, 0.5 * wall), Vector3(0.0, 0.0, -inner_height_ - 0.5 * wall)),
-         box(Vector3(0.5 * wall, outer_half, 0.5 * inner_height_), Vector3(-half_in - 0.5 * wall, 0.0, wall_center_z)),
-         box(Vector3(0.5 * wall, outer_half, 0.5 * inner_height_), Vector3(half_in + 0.5 * wall, 0.0, wall_center_z)),
-         box(Vector3(half_in, 0.5 * wall, 0.5 * inner_height_), Vector3(0.0, -half_in - 0.5 * wall, wall_center_z)),
-         box(Vector3(half_in, 0.5 * wall, 0.5 * inner_height_), Vector3(0.0, half_in + 0.5 * wall, wall_center_z))},
+         box(Vector3(0.5 * wall, outer_half, side_half_height), Vector3(-half_in - 0.5 * wall, 0.0, side_center_z)),
+         box(Vector3(0.5 * wall, outer_half, side_half_height), Vector3(half_in + 0.5 * wall, 0.0, side_center_z)),
+         box(Vector3(outer_half, 0.5 * wall, side_half_height), Vector3(0.0, -half_in - 0.5 * wall, side_center_z)),
+         box(Vector3(outer_half, 0.5 * wall, side_half_height), Vector3(0.0, half_in + 0.5 * wall, side_center_z))},
         [path](double t) { return MugState(path, t); }));
     rigid::UpdateKinematicBody(world.bodies.back(), 0.0);
     // The tilted mug's lowest corner (rim or bottom edge, rotated about the pivot) must clear
