@@ -19,7 +19,9 @@
 //   [A]_ij = m_i δ_ij I₃ + Δt² Σ_p V_p⁰ K_p(g_ip, g_jp),  K_p(a,b)_αβ = Σ_γδ ∂P_αγ/∂F_βδ a_γ b_δ.
 // For the linear corotated model Ψ is quadratic in F, A is constant and one Newton step is
 // exact; other models take damped Newton steps with the per-particle tangent projected to
-// be positive semidefinite (spec §5 Z3), so A stays SPD.
+// be positive semidefinite (spec §5 Z3), so A stays SPD. The penalty method's Newton, whose
+// line search differentiates ½‖g‖² through its Jacobian, takes the exact tangent instead
+// (StressTangent::kExact, spec-penalty-hybrid §2.2).
 #include <array>
 #include <memory>
 #include <optional>
@@ -58,6 +60,11 @@ const ChoiceTable<PlasticityTiming>& PlasticityTimingNames();
 ParameterSpec PlasticityTimingSpec(const std::string& key);
 // "in_step" for the steps in which a material used its step energy, "after_step" for the rest.
 UsedChoiceTracker PlasticityTimingTracker(const std::string& key);
+
+// Which per-particle tangent dP/dF the Hessian assembles for models that are not quadratic:
+// projected to be positive semidefinite (kProjected: A is SPD, for convex solves) or as it is
+// (kExact: A is the Jacobian of the gradient, possibly indefinite).
+enum class StressTangent { kProjected, kExact };
 
 struct ImplicitMpmOptions {
   // Newton stops when ‖M^(-1/2) ∇E‖ ≤ tolerance · max(‖M^(1/2) v‖, ‖M^(-1/2) Δt k‖)
@@ -112,8 +119,11 @@ class ImplicitMpm {
   }
   // Per world axis of an active node: 1 where its velocity is free, 0 where a wall fixes it.
   Vector3 free_components(int active_node) const;
-  // vⁿ with the fixed components zero: where every solve of the step starts [m/s].
+  // vⁿ with the fixed components zero: where every solve of the step starts [m/s]. Where some
+  // particle's energy is not finite there (inverted under a barrier energy), the velocities of
+  // its stencil are halved until it is (start_scaled_nodes() counts the nodes so changed).
   const Eigen::VectorXd& start_velocity() const { return start_velocity_; }
+  int start_scaled_nodes() const { return start_scaled_nodes_; }
   // After the step's solve at `velocity`: the impulse each wall node received from its wall is
   // the constraint reaction ∇E(v) on its fixed components (momentum balance of the node); a
   // separating wall then applies Coulomb friction to the tangential velocity with that normal
@@ -129,7 +139,8 @@ class ImplicitMpm {
   // pairs that share a particle), never on values, so CHOLMOD's symbolic analysis can be
   // reused while they are unchanged. Assembled in parallel (colour by colour), identical
   // bits for any thread count.
-  SparseMatrix Hessian(const Eigen::VectorXd& velocity) const;  // [kg]
+  SparseMatrix Hessian(const Eigen::VectorXd& velocity,
+                       StressTangent tangent = StressTangent::kProjected) const;  // [kg]
   // Elastic forces k(v) = −Σ_p V_p⁰ P_p g_ip per DoF [N] (the Δt-scaled part of ∇E).
   Eigen::VectorXd ElasticForces(const Eigen::VectorXd& velocity) const;
 
@@ -179,9 +190,13 @@ class ImplicitMpm {
   // blocks of a colour: groups that run at once never share a stencil node.
   template <typename Visitor>
   void ForEachGroupColored(Visitor&& visit) const;
+  // ConstrainGridBoundary's last part: start_velocity_ halved on the stencils of particles
+  // whose energy is not finite there, until none is left.
+  void ScaleStartToFiniteEnergy();
   // Adds the group's Δt² Σ_p V_p⁰ K_p blocks to the compressed Hessian values.
-  void AddGroupStiffness(const CellGroup& group, const Eigen::VectorXd& velocity, Eigen::MatrixXd& columns,
-                         Eigen::MatrixXd& products, double* values) const;
+  void AddGroupStiffness(const CellGroup& group, const Eigen::VectorXd& velocity, StressTangent tangent,
+                         Eigen::MatrixXd& columns, Eigen::MatrixXd& products, Eigen::MatrixXd& negative_columns,
+                         Eigen::MatrixXd& negative_products, double* values) const;
 
   Vector3 gravity_ = Vector3::Zero();
   double dt_ = 0.0;
@@ -190,6 +205,7 @@ class ImplicitMpm {
   Eigen::VectorXd node_masses_;
   Eigen::VectorXd initial_velocity_;
   Eigen::VectorXd start_velocity_;
+  int start_scaled_nodes_ = 0;
   // Grid-boundary walls: their nodes (grid node indices), and per active node a bit per
   // fixed velocity component (empty without walls).
   std::vector<contact::GridBoundaryNode> wall_nodes_;

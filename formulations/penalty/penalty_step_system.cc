@@ -495,7 +495,9 @@ void PenaltyStepSystem::Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* resi
       }
       grid_block = mpm_hessian_;
     } else {
-      grid_block = implicit_mpm_.Hessian(grid_velocity);
+      // The exact tangent: the line search differentiates ½‖g‖² through H, so a PSD-projected
+      // block would give it wrong slopes (spec-penalty-hybrid §2.2).
+      grid_block = implicit_mpm_.Hessian(grid_velocity, dynamics::StressTangent::kExact);
     }
     const int* outer = grid_block.outerIndexPtr();
     const int* inner = grid_block.innerIndexPtr();

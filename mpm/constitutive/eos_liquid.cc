@@ -1,6 +1,7 @@
 #include "mpm/constitutive/eos_liquid.h"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "mpm/constitutive/cofactor.h"
@@ -18,12 +19,17 @@ EquationOfStateLiquidModel::EquationOfStateLiquidModel(double bulk_modulus, doub
 }
 
 double EquationOfStateLiquidModel::Pressure(double volume_ratio) const {
+  // J ≤ 0 is no state of a liquid: p is infinite there (std::pow would give a finite value of
+  // either sign for an integer γ).
+  if (!(volume_ratio > 0.0)) return std::numeric_limits<double>::infinity();
   return bulk_modulus_ * (std::pow(volume_ratio, -exponent_) - 1.0);
 }
 
 double EquationOfStateLiquidModel::EnergyDensity(const Matrix3& deformation_gradient,
                                                  const Matrix3& /*reference_rotation*/) const {
   const double volume_ratio = deformation_gradient.determinant();
+  // ψ → ∞ as J → 0⁺: a barrier, so a line search on an energy never steps through J = 0.
+  if (!(volume_ratio > 0.0)) return std::numeric_limits<double>::infinity();
   return bulk_modulus_ * (volume_ratio - 1.0) -
          bulk_modulus_ * (std::pow(volume_ratio, 1.0 - exponent_) - 1.0) / (1.0 - exponent_);
 }
@@ -38,8 +44,9 @@ Matrix9 EquationOfStateLiquidModel::FirstPiolaStressDerivative(const Matrix3& de
                                                                const Matrix3& /*reference_rotation*/) const {
   const Matrix3 cofactor = Cofactor(deformation_gradient);
   const double volume_ratio = deformation_gradient.col(0).dot(cofactor.col(0));
-  const double first = -Pressure(volume_ratio);                                                // ψ'(J)
-  const double second = exponent_ * bulk_modulus_ * std::pow(volume_ratio, -exponent_ - 1.0);  // ψ''(J)
+  const double first = -Pressure(volume_ratio);  // ψ'(J)
+  const double second = volume_ratio > 0.0 ? exponent_ * bulk_modulus_ * std::pow(volume_ratio, -exponent_ - 1.0)
+                                           : std::numeric_limits<double>::infinity();  // ψ''(J)
   const Eigen::Map<const Vector9> cofactor_vector(cofactor.data());
   Matrix9 derivative = second * cofactor_vector * cofactor_vector.transpose();
   for (int k = 0; k < 9; ++k) {

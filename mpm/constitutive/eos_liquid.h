@@ -7,9 +7,9 @@
 // with bulk modulus κ and exponent γ (7 for water); ψ(1) = 0. No shear stiffness. J is the
 // state: UpdateState keeps F^E = J^{1/3} I (the shear part of the motion goes to F^P, so
 // F = F^E F^P still holds), which is all the particle needs to carry.
-// ψ is not convex in F; the implicit formulations use its PSD-projected tangent (spec §2.3).
-// Defined for J > 0: a particle squeezed through zero volume gives non-finite stress, which
-// the formulations report as divergence.
+// ψ is not convex in F; sap uses its PSD-projected tangent (spec §2.3), penalty the exact one.
+// Defined for J > 0: at J ≤ 0 the energy is +∞ (a line search on it backs off) and the
+// stress non-finite, which the formulations report as divergence.
 #include <string_view>
 
 #include "mpm/constitutive/constitutive_model.h"

@@ -526,6 +526,59 @@ TEST(ImplicitMpmFixedCorotated, HessianIsPositiveDefiniteUnderCompression) {
   EXPECT_GE(smallest, smallest_mass - 1e-12 * MaxAbs(hessian));
 }
 
+// ---- The exact tangent (penalty's Newton, spec-penalty-hybrid §2.2) ----------------------
+
+// Where the projection changes the tangent (a compressed fixed-corotated cloud; a liquid,
+// whose ψ'(J) ∂cof/∂F term is indefinite at any J ≠ 1), StressTangent::kExact assembles the
+// Jacobian of the gradient, symmetric and indefinite, and the projected Hessian does not.
+TEST(ImplicitMpmExactTangent, HessianIsTheJacobianOfTheGradientWhereTheProjectedOneIsNot) {
+  for (const mpm::Material& material :
+       {FixedCorotated(1e7, 0.3), mpm::MakeLiquidMaterial("liquid", 1000.0, 2e6, 7.0)}) {
+    SCOPED_TRACE(material.name);
+    Scene scene;
+    scene.materials = {material};
+    scene.dt = 0.05;
+    AddRandomCloud(scene, 30, 0.16, Deformation::kCompressed, 14);
+    scene.Prepare();
+    const Eigen::VectorXd velocity = RandomVelocity(scene.problem, 15, 0.05);
+    const Eigen::MatrixXd expected = FiniteDifferenceJacobian(scene.problem, velocity, 1e-7);
+    ASSERT_LT(SmallestEigenvalue(0.5 * (expected + expected.transpose())), 0.0);
+    const Eigen::MatrixXd exact = Eigen::MatrixXd(scene.problem.Hessian(velocity, StressTangent::kExact));
+    const Eigen::MatrixXd projected = Eigen::MatrixXd(scene.problem.Hessian(velocity));
+    EXPECT_LT(MaxAbs(exact - expected), 1e-6 * MaxAbs(expected));
+    EXPECT_LT(MaxAbs(exact - exact.transpose()), 1e-12 * MaxAbs(exact));
+    EXPECT_GT(MaxAbs(projected - expected), 1e-3 * MaxAbs(expected));
+  }
+}
+
+// A liquid particle whose own motion inverts it within the step at vⁿ (APIC's C reproduces on
+// the grid, so F(vⁿ) = (I + Δt C) Fⁿ with F_zz = 1 − 1.5): E(vⁿ) is +∞, and the start is
+// halved once on the particle's 27 stencil nodes, to J = 0.25, where E is finite and the
+// Newton converges.
+TEST(ImplicitMpmStart, IsScaledTowardRestWhereTheLiquidsBarrierIsInfinite) {
+  Scene scene;
+  scene.materials = {mpm::MakeLiquidMaterial("liquid", 1000.0, 2e4, 7.0)};
+  scene.gravity = Vector3::Zero();
+  const double spacing = scene.grid.spacing();
+  const double volume = spacing * spacing * spacing / 8.0;
+  scene.particles.Add(Vector3(0.33, 0.21, 0.47), Vector3::Zero(), 1000.0 * volume, volume, 0);
+  scene.particles.affine_velocity.back() = Vector3(0.0, 0.0, -150.0).asDiagonal();
+  scene.Prepare();
+  const Eigen::VectorXd& rest = scene.problem.initial_velocity();
+  ASSERT_FALSE(std::isfinite(scene.problem.Energy(rest)));
+  scene.problem.ConstrainGridBoundary(scene.grid, {});
+  EXPECT_EQ(scene.problem.start_scaled_nodes(), 27);
+  EXPECT_LT((scene.problem.start_velocity() - 0.5 * rest).norm(), 1e-14 * rest.norm());
+  EXPECT_TRUE(std::isfinite(scene.problem.Energy(scene.problem.start_velocity())));
+  linear_algebra::SparseCholesky cholesky;
+  Eigen::VectorXd velocity;
+  SparseMatrix hessian;
+  const solvers::SolverSummary summary =
+      scene.problem.SolveFreeMotion(ImplicitMpmOptions{}, cholesky, velocity, hessian);
+  EXPECT_EQ(summary.termination, solvers::Termination::kConverged) << summary.message;
+  EXPECT_TRUE(std::isfinite(scene.problem.Energy(velocity)));
+}
+
 // ---- Drucker–Prager with plasticity inside the step (spec-penalty-hybrid A13) ------------
 
 // A compressed sand cloud sheared by a velocity large enough that some particles' step strain

@@ -515,6 +515,25 @@ TEST(MpmConstitutiveTest, LiquidPressureWaveSpeedAndRestState) {
   EXPECT_THROW(EquationOfStateLiquidModel(2e4, 1.0), std::invalid_argument);
 }
 
+// J ≤ 0 is a barrier: +∞ energy and non-finite stress and tangent. With an integer γ, pow alone
+// would give finite values there (J^{-7} of a negative J is negative), and a line search could
+// step through J = 0 into them.
+TEST(MpmConstitutiveTest, LiquidEnergyIsInfiniteAtAndBeyondZeroVolume) {
+  const EquationOfStateLiquidModel model(2e4, 7.0);
+  const Matrix3 inverted = Eigen::Vector3d(1.0, 1.0, -0.5).asDiagonal();
+  const Matrix3 flat = Eigen::Vector3d(1.0, 1.0, 0.0).asDiagonal();
+  for (const Matrix3& gradient : {inverted, flat}) {
+    EXPECT_EQ(model.EnergyDensity(gradient, Matrix3::Identity()), std::numeric_limits<double>::infinity());
+    EXPECT_FALSE(model.FirstPiolaStress(gradient, Matrix3::Identity()).allFinite());
+    EXPECT_FALSE(model.FirstPiolaStressDerivative(gradient, Matrix3::Identity()).allFinite());
+  }
+  EXPECT_EQ(model.Pressure(-0.5), std::numeric_limits<double>::infinity());
+  // Just above zero volume the energy is finite and large.
+  const Matrix3 squeezed = Eigen::Vector3d(1.0, 1.0, 0.05).asDiagonal();
+  EXPECT_TRUE(std::isfinite(model.EnergyDensity(squeezed, Matrix3::Identity())));
+  EXPECT_GT(model.EnergyDensity(squeezed, Matrix3::Identity()), 1e9);
+}
+
 // The state update keeps only the volume: F^E = J^{1/3} I with the same J, F = F^E F^P kept,
 // and a second update changes nothing.
 TEST(MpmConstitutiveTest, LiquidStateUpdateKeepsOnlyTheVolume) {
