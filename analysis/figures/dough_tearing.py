@@ -28,13 +28,16 @@ def _label(run):
     drive = summary.get("finger_drive", "kinematic")
     separation = summary.get("separation_time", math.nan)
     torn = f"torn at {separation:.2f} s" if not math.isnan(separation) else "not torn"
-    return f"{run.formulation} ({drive}): {torn}" + ("" if run.ok else f" [{run.status}]")
+    waist = float(run.params.get("waist_width", 0.0))
+    shape = f", waist {100.0 * waist:g} cm" if waist > 0.0 else ""
+    return f"{run.formulation} ({drive}{shape}): {torn}" + ("" if run.ok else f" [{run.status}]")
 
 
 def plot(runs, out):
     """Draw the figure for the dough_tearing runs among ``runs`` into ``out``."""
     runs = sorted((run for run in runs if run.scenario == SCENARIO),
-                  key=lambda run: (run.formulation, run.summary.get("finger_drive", "")))
+                  key=lambda run: (run.formulation, run.summary.get("finger_drive", ""),
+                                   float(run.params.get("waist_width", 0.0))))
     if not runs:
         raise ValueError(f"no {SCENARIO} runs found")
     fig, (pieces_ax, force_ax, strain_ax) = plt.subplots(1, 3, figsize=(15.0, 4.6))
