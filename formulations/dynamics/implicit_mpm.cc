@@ -516,11 +516,14 @@ void ImplicitMpm::ScaleStartToFiniteEnergy() {
   // A wall that stops half of a fast particle's stencil can leave it inverted at vⁿ (a drop
   // of liquid landing on a sticky floor at 1.7 m/s with Δt 10 ms: J = 1 − 1.7 < 0), where an
   // energy with a barrier at J = 0 (the equation-of-state liquid) is +∞ and no Newton on E
-  // or on ∇E can start. At v = 0 on a particle's stencil F_p(v) = F_pⁿ, a valid state, so
-  // halving the start on the stencils of such particles, round by round, finds a start of
-  // finite energy that keeps vⁿ everywhere else; the fixed components stay 0.
+  // or on ∇E can start; a start just short of J = 0 is finite but so steep that the Newton
+  // crawls. At v = 0 on a particle's stencil F_p(v) = F_pⁿ, a valid state, so halving the
+  // start on the stencils of such particles, round by round, finds a start that keeps every
+  // energy finite and every J above ½ Jⁿ, and keeps vⁿ everywhere else; the fixed components
+  // stay 0.
   start_scaled_nodes_ = 0;
   if (quadratic_ || num_dofs() == 0) return;
+  constexpr double kStartVolumeFraction = 0.5;
   std::vector<std::uint8_t> scaled(num_active_nodes(), 0);
   constexpr int kRounds = 30;
   for (int round = 0;; ++round) {
@@ -532,7 +535,11 @@ void ImplicitMpm::ScaleStartToFiniteEnergy() {
       const CellGroup& group = groups_[g];
       const MaterialData& material = materials_[group.material];
       for (int s = group.first_particle; s < group.end_particle && !group_invalid[g]; ++s) {
-        if (!std::isfinite(ParticleEnergyDensity(material, s, DeformationGradient(group, s, start_velocity_)))) {
+        const Matrix3 start = DeformationGradient(group, s, start_velocity_);
+        // Kept away from the barrier too (an interior point's fraction to the boundary): a
+        // start that halves a particle's volume in one step is pulled back as well.
+        if (!std::isfinite(ParticleEnergyDensity(material, s, start)) ||
+            !(start.determinant() >= kStartVolumeFraction * deformation_gradients_[s].determinant())) {
           group_invalid[g] = 1;
         }
       }

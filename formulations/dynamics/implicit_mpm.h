@@ -120,8 +120,9 @@ class ImplicitMpm {
   // Per world axis of an active node: 1 where its velocity is free, 0 where a wall fixes it.
   Vector3 free_components(int active_node) const;
   // vⁿ with the fixed components zero: where every solve of the step starts [m/s]. Where some
-  // particle's energy is not finite there (inverted under a barrier energy), the velocities of
-  // its stencil are halved until it is (start_scaled_nodes() counts the nodes so changed).
+  // particle's energy is not finite there (inverted under a barrier energy), or its volume
+  // falls below half of its volume at the step's start, the velocities of its stencil are
+  // halved until neither holds (start_scaled_nodes() counts the nodes so changed).
   const Eigen::VectorXd& start_velocity() const { return start_velocity_; }
   int start_scaled_nodes() const { return start_scaled_nodes_; }
   // After the step's solve at `velocity`: the impulse each wall node received from its wall is
@@ -191,7 +192,7 @@ class ImplicitMpm {
   template <typename Visitor>
   void ForEachGroupColored(Visitor&& visit) const;
   // ConstrainGridBoundary's last part: start_velocity_ halved on the stencils of particles
-  // whose energy is not finite there, until none is left.
+  // whose energy is not finite there or whose J falls below ½ Jⁿ, until none is left.
   void ScaleStartToFiniteEnergy();
   // Adds the group's Δt² Σ_p V_p⁰ K_p blocks to the compressed Hessian values.
   void AddGroupStiffness(const CellGroup& group, const Eigen::VectorXd& velocity, StressTangent tangent,

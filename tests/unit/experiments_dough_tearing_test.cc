@@ -76,7 +76,9 @@ TEST(DoughTearing, WaistKeepsOnlyTheMiddlesNarrowPart) {
   const World world = Build(SceneParameters("dough_tearing", "sap", {"waist_width=0.02", "waist_length=0.04"}));
   EXPECT_EQ(world.particles.size(), 18u * 6u * 9u - 4u * 4u * 9u);
   for (const Vector3& x : world.particles.position) {
-    if (std::abs(x.x()) < 0.02) EXPECT_LT(std::abs(x.y()), 0.01);
+    if (std::abs(x.x()) < 0.02) {
+      EXPECT_LT(std::abs(x.y()), 0.01);
+    }
   }
 }
 
