@@ -487,7 +487,7 @@ int ImplicitMpm::ConstrainGridBoundary(const mpm::SparseGrid& grid, const std::v
   constrained_mask_.clear();
   start_velocity_ = initial_velocity_;
   if (!contact::HasGridBoundary(bodies)) {
-    ScaleStartToFiniteEnergy();
+    PullStartBackFromInversion();
     return 0;
   }
   constrained_mask_.assign(num_active_nodes(), 0);
@@ -508,11 +508,11 @@ int ImplicitMpm::ConstrainGridBoundary(const mpm::SparseGrid& grid, const std::v
     wall_masks_.push_back(mask);
   }
   if (wall_nodes_.empty()) constrained_mask_.clear();
-  ScaleStartToFiniteEnergy();
+  PullStartBackFromInversion();
   return static_cast<int>(wall_nodes_.size());
 }
 
-void ImplicitMpm::ScaleStartToFiniteEnergy() {
+void ImplicitMpm::PullStartBackFromInversion() {
   // A wall that stops half of a fast particle's stencil can leave it inverted at vⁿ (a drop
   // of liquid landing on a sticky floor at 1.7 m/s with Δt 10 ms: J = 1 − 1.7 < 0), where an
   // energy with a barrier at J = 0 (the equation-of-state liquid) is +∞ and no Newton on E
@@ -526,9 +526,10 @@ void ImplicitMpm::ScaleStartToFiniteEnergy() {
   constexpr double kStartVolumeFraction = 0.5;
   std::vector<std::uint8_t> scaled(num_active_nodes(), 0);
   constexpr int kRounds = 30;
-  for (int round = 0;; ++round) {
-    // Per cell group (in parallel): does a particle of it have no finite energy at the start?
-    const int group_count = static_cast<int>(groups_.size());
+  const int group_count = static_cast<int>(groups_.size());
+  for (int round = 0; round < kRounds; ++round) {
+    // Per cell group (in parallel): does a particle of it have no finite energy at the start,
+    // or less than half of its volume at the step's start?
     std::vector<std::uint8_t> group_invalid(group_count, 0);
 #pragma omp parallel for schedule(dynamic, 4)
     for (int g = 0; g < group_count; ++g) {
@@ -556,11 +557,10 @@ void ImplicitMpm::ScaleStartToFiniteEnergy() {
     if (!any) break;
     for (int active = 0; active < num_active_nodes(); ++active) {
       if (!halve[active]) continue;
-      // After kRounds halvings (2⁻³⁰ of vⁿ) the stencil starts at rest.
+      // In the last round (after 2⁻²⁹ of vⁿ) the stencil starts at rest.
       start_velocity_.segment<3>(3 * active) *= round + 1 < kRounds ? 0.5 : 0.0;
       scaled[active] = 1;
     }
-    if (round + 1 >= kRounds) break;
   }
   for (const std::uint8_t flag : scaled) start_scaled_nodes_ += flag;
 }

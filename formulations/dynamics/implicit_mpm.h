@@ -193,7 +193,7 @@ class ImplicitMpm {
   void ForEachGroupColored(Visitor&& visit) const;
   // ConstrainGridBoundary's last part: start_velocity_ halved on the stencils of particles
   // whose energy is not finite there or whose J falls below ½ Jⁿ, until none is left.
-  void ScaleStartToFiniteEnergy();
+  void PullStartBackFromInversion();
   // Adds the group's Δt² Σ_p V_p⁰ K_p blocks to the compressed Hessian values.
   void AddGroupStiffness(const CellGroup& group, const Eigen::VectorXd& velocity, StressTangent tangent,
                          Eigen::MatrixXd& columns, Eigen::MatrixXd& products, Eigen::MatrixXd& negative_columns,
