@@ -14,22 +14,19 @@
 //   grid boundary conditions on the nodes inside their geometry (§1.6); a body thinner
 //   than about two cells has no node inside it whose nearest face is the touched one, so
 //   moving bodies do not take that path.
-// Rigid bodies move with the integrator every formulation shares (dynamics::RigidDofs: its
-// free motion is the predictor of §3.6 step 1), and contact between rigid bodies, which the
-// thesis leaves open, is the convex rigid step of dynamics/rigid_contact_step.h after each
-// substep's exchange, with the MPM impulses as external load.
-// The method is explicit: Step(dt) takes as many substeps as the elastic-wave and
-// particle-speed CFL limits require (§1.10).
+// The substep loop is the one the explicit grid couplings share
+// (dynamics/explicit_grid_coupling.h): rigid bodies move with the integrator every
+// formulation shares (dynamics::RigidDofs: its free motion is the predictor of §3.6 step 1),
+// contact between rigid bodies, which the thesis leaves open, is the convex rigid step of
+// dynamics/rigid_contact_step.h after each substep's exchange, with the MPM impulses as
+// external load, and Step(dt) takes as many substeps as the elastic-wave and particle-speed
+// CFL limits require (§1.10).
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "formulations/contact/contact_model.h"
-#include "formulations/contact/grid_boundary.h"
-#include "formulations/dynamics/rigid_contact_step.h"
-#include "formulations/dynamics/rigid_dofs.h"
+#include "formulations/dynamics/explicit_grid_coupling.h"
 #include "formulations/formulation.h"
-#include "mpm/sparse_grid.h"
 
 namespace contactlab::hybrid_impulse {
 
@@ -43,10 +40,10 @@ const ChoiceTable<NodeNormal>& NodeNormalNames();
 const ChoiceTable<RigidNodeMass>& RigidNodeMassNames();
 
 struct HybridImpulseOptions {
-  // Substep Δt_s ≤ cfl · h / (c + v_max), with c the largest dilatational wave speed and
-  // v_max the largest particle or rigid-surface speed [-]. 0.3 is the thesis' ch. 5 value
-  // and keeps explicit MLS-MPM with quadratic B-splines stable.
-  double cfl = 0.3;
+  // The substep loop (hybrid_impulse.cfl, hybrid_impulse.max_substeps) and the convex rigid
+  // step that resolves rigid–rigid contact, which the thesis leaves open
+  // (dynamics/explicit_grid_coupling.h); `coupling.restitution` is `restitution` below.
+  dynamics::ExplicitCouplingOptions coupling;
   // Restitution e in I_n = (1 + e) m̄ v_r·n̂ [-]. The thesis uses 1 for elastic meshes and 0
   // for rigid bodies (erratum E2); 0 keeps the comparison with the other formulations fair.
   double restitution = 0.0;
@@ -74,25 +71,23 @@ struct HybridImpulseOptions {
   // (h 2 cm), where "samples" runs. The thesis' choice stays the default until that is
   // understood.
   RigidNodeMass rigid_node_mass = RigidNodeMass::kSamples;
-  // Upper bound on substeps per step; exceeding it means the state has blown up.
-  int max_substeps = 200000;
-  // The convex rigid step that resolves rigid–rigid contact after each substep's exchange
-  // (the thesis leaves it open; dynamics/rigid_contact_step.h): SAP's cone with the
-  // contact.* constants it has, and the SAP solver's default options.
-  contact::ContactModelParameters contact;
-  solvers::SapSolverOptions rigid_solver;
 
   static std::vector<ParameterSpec> Specs();
   static HybridImpulseOptions FromParameters(const ParameterSet& parameters);
 };
 
-class HybridImpulseFormulation final : public Formulation {
+// The bodies of finite mass (free bodies, links) and kinematic ones exchange through their
+// surface samples on grid 1; static bodies take the shared infinite-mass projection.
+class HybridImpulseFormulation final : public dynamics::ExplicitGridCoupling {
  public:
   explicit HybridImpulseFormulation(HybridImpulseOptions options);
   std::string_view name() const override { return "hybrid_impulse"; }
 
  protected:
-  StepReport AdvanceState(World& world, double dt) override;
+  void Prepare(const World& world) override;
+  bool ExchangesThroughOwnPath(const rigid::RigidBody& body) const override;
+  void ExchangeWithBodies(const World& world, const std::vector<PredictedMotion>& predicted,
+                          std::vector<BodyImpulse>& impulses) override;
 
  private:
   // A free body's surface samples in its body frame, with their share of the body mass.
@@ -102,42 +97,13 @@ class HybridImpulseFormulation final : public Formulation {
     std::vector<double> friction_coefficient;
     double sample_mass = 0.0;  // M / N_q [kg]
   };
-  // Linear impulse [N s] and angular impulse about the body's centre of mass [N m s]
-  // that MPM material gave a body.
-  struct BodyImpulse {
-    mpm::Vector3 linear = mpm::Vector3::Zero();
-    mpm::Vector3 angular = mpm::Vector3::Zero();
-  };
-  // Velocity of a body's centre of mass and its angular velocity after the rigid free motion
-  // of a substep (the rigid predictor of spec §3.6 step 1).
-  struct PredictedMotion {
-    mpm::Vector3 linear = mpm::Vector3::Zero();
-    mpm::Vector3 angular = mpm::Vector3::Zero();
-  };
 
-  void Substep(World& world, double dt, double step_dt, std::vector<BodyImpulse>& impulses, StepReport& rigid_report,
-               Timings& timings);
-  // `wall_nodes`: the grid-boundary nodes of this substep's grid (FindGridBoundaryNodes),
-  // found once per substep; empty without grid-boundary bodies.
-  void ApplyInfiniteMassBoundaries(const World& world, const std::vector<contact::GridBoundaryNode>& wall_nodes,
-                                   std::vector<BodyImpulse>& impulses);
-  std::vector<PredictedMotion> PredictRigidMotion(const World& world) const;
   void ExchangeWithBody(const World& world, int body_index, const PredictedMotion& motion, BodyImpulse& impulse);
-  void AdvanceRigidBodies(World& world, double dt, double step_dt, const std::vector<BodyImpulse>& impulses,
-                          StepReport& rigid_report);
   double NormalMobility(const World& world, const rigid::RigidBody& body, const mpm::Vector3& point,
                         const mpm::Vector3& normal) const;
-  void PrepareCollisionSamples(const World& world);
 
   HybridImpulseOptions options_;
-  std::unique_ptr<contact::ContactModel> contact_model_;
-  // The rigid integrator every formulation shares (free motion v*, A, and the advance).
-  dynamics::RigidDofs rigid_dofs_;
-  dynamics::RigidContacts rigid_contacts_;
-  mpm::SparseGrid grid_;
   std::vector<CollisionSamples> samples_;  // per world body; empty for static bodies
-  bool samples_ready_ = false;
-  int grid_boundary_nodes_ = 0;  // grid-boundary nodes, largest over the step's substeps
   // Grid-1 scratch for one body (indexed by grid-2 node): mass, normal and friction sums.
   std::vector<double> rigid_mass_;
   std::vector<mpm::Vector3> rigid_normal_sum_;
