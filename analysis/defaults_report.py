@@ -142,7 +142,7 @@ CHECKS = {
     "ball_on_slope": (check_ball_on_slope, "mu"),
     "close_lift_shake": (check_close_lift_shake, "dt"),
 }
-FORMULATION_ORDER = ("sap", "quasi_newton", "penalty", "hybrid_impulse")
+FORMULATION_ORDER = ("sap", "quasi_newton", "penalty", "hybrid_impulse", "explicit_projection")
 
 
 def rows_of(folders):

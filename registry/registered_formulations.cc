@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "formulations/explicit_projection/explicit_projection.h"
 #include "formulations/hybrid_impulse/hybrid_impulse.h"
 #include "formulations/penalty/penalty_formulation.h"
 #include "formulations/quasi_newton/quasi_newton_formulation.h"
@@ -10,12 +11,14 @@
 namespace contactlab {
 
 const std::vector<FormulationInfo>& RegisteredFormulations() {
-  // Every formulation of the project, in the order `contactlab list` prints them.
+  // Every formulation of the project, in the order `contactlab list` prints them: the four
+  // compared methods, then the baseline the seeds compare them against.
   static const std::vector<FormulationInfo> registry = {
       hybrid_impulse::HybridImpulseInfo(),
       sap::SapInfo(),
       quasi_newton::QuasiNewtonInfo(),
       penalty::PenaltyInfo(),
+      explicit_projection::ExplicitProjectionInfo(),
   };
   return registry;
 }

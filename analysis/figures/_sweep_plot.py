@@ -14,7 +14,7 @@ from ..sweeps import MissingColumnError, load_results, swept_keys
 
 X_COLUMN = "dt"
 X_LABEL = "time step Δt [s]"
-FORMULATION_ORDER = ("sap", "quasi_newton", "penalty", "hybrid_impulse")
+FORMULATION_ORDER = ("sap", "quasi_newton", "penalty", "hybrid_impulse", "explicit_projection")
 
 # Runs without a plottable value, drawn at the top edge of the panel: status -> marker style.
 NOT_OK_STYLE = {
