@@ -10,6 +10,9 @@
 #               (sap's and penalty's floating_box runs take over 17 minutes each)
 #   make defaults  every formulation at its defaults on the validation scenes (data/sweeps/defaults_*),
 #               checked by analysis/defaults_report.py (several hours on 2 cores)
+#   make paper  the comparison paper from its sweeps (paper/Snakefile): results/paper/contactlab.pdf
+#   make paper-quick  the same from reduced runs (paper/quick.toml), in minutes:
+#               results/paper-quick/paper/contactlab.pdf
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
@@ -18,7 +21,8 @@ CONTACTLAB := $(BUILD_DIR)/experiments/contactlab
 
 SANITIZE_BUILD_DIR ?= build-sanitize
 
-.PHONY: all deps configure build test test-sanitize format format-check demo validate sweeps materials defaults bench clean
+.PHONY: all deps configure build test test-sanitize format format-check demo validate sweeps materials defaults paper \
+  paper-quick bench clean
 
 all: build
 
@@ -82,6 +86,14 @@ defaults: build
 	  $(CONTACTLAB) sweep run data/sweeps/defaults_$$sweep.toml -j $(JOBS) --out-dir results/defaults/$$sweep || exit 1; \
 	done
 	$(PYTHON) -m analysis.defaults_report results/defaults
+
+paper: build
+	./scripts/install-deps --paper
+	snakemake -s paper/Snakefile -j $(JOBS) paper --config contactlab=$(abspath $(CONTACTLAB)) python=$(PYTHON)
+
+paper-quick: build
+	./scripts/install-deps --paper
+	snakemake -s paper/Snakefile -j $(JOBS) paper --config quick=1 contactlab=$(abspath $(CONTACTLAB)) python=$(PYTHON)
 
 # OMP_THREAD_LIMIT binds CHOLMOD's compiled-in num_threads(4) too (README, Sweeps).
 bench: build

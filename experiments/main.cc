@@ -93,8 +93,11 @@ int main(int argc, char** argv) {
   CLI::App* sweep = app.add_subcommand("sweep", "Expand and run sweeps (data/sweeps/*.toml)");
   sweep->require_subcommand(1);
   std::string sweep_file, sweep_out_dir;
+  std::vector<std::string> sweep_overrides;
+  const char* const sweep_set_help = "Override a parameter of every run after [base]: key=value (repeatable)";
   CLI::App* expand = sweep->add_subcommand("expand", "Print the sweep's resolved runs as JSON Lines (a manifest)");
   expand->add_option("sweep", sweep_file, "Sweep TOML file")->required();
+  expand->add_option("--set,-s", sweep_overrides, sweep_set_help);
   contactlab::experiments::LocalExecutorOptions local;
   CLI::App* sweep_run = sweep->add_subcommand("run", "Run every run of a sweep locally, N at a time");
   sweep_run->add_option("sweep", sweep_file, "Sweep TOML file")->required();
@@ -102,6 +105,7 @@ int main(int argc, char** argv) {
   sweep_run->add_option("--threads-per-run", local.threads_per_run,
                         "OMP_NUM_THREADS of each run (default: cores / jobs unless OMP_NUM_THREADS is set)");
   sweep_run->add_option("--out-dir", sweep_out_dir, "Output folder")->required();
+  sweep_run->add_option("--set,-s", sweep_overrides, sweep_set_help);
   contactlab::experiments::SlurmOptions slurm;
   std::string slurm_script_path;
   CLI::App* sweep_slurm = sweep->add_subcommand("slurm", "Write the manifest and a Slurm job-array script");
@@ -164,14 +168,17 @@ int main(int argc, char** argv) {
       }
     } else if (expand->parsed()) {
       std::vector<std::string> warnings;
-      const auto entries =
-          contactlab::experiments::ExpandSweep(contactlab::experiments::LoadSweep(sweep_file), &warnings);
+      auto definition = contactlab::experiments::LoadSweep(sweep_file);
+      definition.overrides = sweep_overrides;
+      const auto entries = contactlab::experiments::ExpandSweep(definition, &warnings);
       for (const std::string& warning : warnings) std::fprintf(stderr, "contactlab: warning: %s\n", warning.c_str());
       for (const auto& entry : entries) std::cout << contactlab::experiments::ToJsonLine(entry) << "\n";
       std::fprintf(stderr, "contactlab: %zu runs\n", entries.size());
     } else if (sweep_run->parsed()) {
       local.out_dir = sweep_out_dir;
-      contactlab::experiments::RunSweepLocally(contactlab::experiments::LoadSweep(sweep_file), local);
+      auto definition = contactlab::experiments::LoadSweep(sweep_file);
+      definition.overrides = sweep_overrides;
+      contactlab::experiments::RunSweepLocally(definition, local);
     } else if (sweep_slurm->parsed()) {
       const auto definition = contactlab::experiments::LoadSweep(sweep_file);
       std::vector<std::string> warnings;

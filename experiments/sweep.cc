@@ -263,6 +263,19 @@ std::vector<ManifestEntry> ExpandSweep(const SweepDefinition& sweep, std::vector
     if (sweep.config_file) ApplyTomlFile(sweep.config_file->string(), parameters);
     const std::string base_origin = sweep.file.string() + " [base]";
     for (const auto& [key, value] : sweep.base) ApplyToRun(parameters, key, value, base_origin, sweep);
+    for (const std::string& assignment : sweep.overrides) {
+      const auto equals = assignment.find('=');
+      if (equals == std::string::npos || equals == 0) {
+        throw InputError("--set '" + assignment + "': expected key=value");
+      }
+      const std::string key = assignment.substr(0, equals);
+      if (!parameters.IsDeclared(key)) {
+        if (FormulationKeys().count(key) != 0) continue;
+        throw InputError("--set '" + assignment + "': key '" + key + "' is not a parameter of scenario '" +
+                         sweep.scenario + "' or of any formulation (see `contactlab describe " + sweep.scenario + "`)");
+      }
+      parameters.SetFromText(key, assignment.substr(equals + 1), "--set");
+    }
 
     ManifestEntry entry;
     entry.sweep = sweep.name;

@@ -51,6 +51,11 @@ struct SweepDefinition {
   std::optional<std::filesystem::path> config_file;  // resolved against the sweep file's folder
   std::vector<std::pair<std::string, ParameterValue>> base;
   std::vector<SweepAxis> axes;  // in file order; "formulation" may be a key
+  // "key=value" assignments from the command line (`sweep expand --set`, `sweep run --set`),
+  // applied to every run after [base] and before the axes, typed by the parameter they set;
+  // like a swept key, one of another formulation does not apply to a run. The paper's quick
+  // build shortens its sweeps this way (paper/quick.toml).
+  std::vector<std::string> overrides;
 };
 
 // One resolved run of a sweep: a line of the manifest.

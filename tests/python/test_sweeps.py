@@ -260,3 +260,18 @@ duration = [1000.0]
     assert len(rows) == 1 and rows[0]["status"] == "failed"
     assert "crashed" in rows[0]["message"] and "log:" in rows[0]["message"]
     assert json.loads((out / f"{rows[0]['run_id']}.failed.json").read_text())["exit_code"] == 128 + 9
+
+
+def test_expand_set_overrides_every_run_after_base(contactlab_bin, tmp_path):
+    """`sweep expand --set`: typed by the parameter, after [base], skipped where the key
+    belongs to another formulation; an unknown key is bad input naming it."""
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL_SWEEP)
+    result = contactlab(contactlab_bin, "sweep", "expand", path, "--set", "duration=0.03",
+                        "--set", "quasi_newton.substeps=3")
+    entries = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [entry["parameters"]["duration"] for entry in entries] == [0.03] * 4
+    assert [entry["parameters"].get("quasi_newton.substeps") for entry in entries] == [None, None, 3, 3]
+    bad = contactlab(contactlab_bin, "sweep", "expand", path, "--set", "nonsense=1", check=False)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert "'nonsense'" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1

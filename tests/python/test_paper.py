@@ -1,0 +1,103 @@
+"""The paper's build (paper/Snakefile rule paper, analysis/paper.py): its tables from collected
+results, and the whole pipeline on tiny runs, so that it cannot rot."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO_ROOT
+from analysis.paper import PAPER_TABLES, latex_text, sweep_table
+from analysis.sweeps import load_results
+
+HEADER = ("run_id,index,sweep,scenario,formulation,dt,status,message,steps,wall_s,"
+          "cube_vertical_drift,left_fx_mean,left_fx_std,left_fz_mean,left_fz_std\n")
+
+
+def test_sweep_table_has_a_row_per_run_and_no_number_for_a_failed_one(tmp_path):
+    path = tmp_path / "results.csv"
+    path.write_text(HEADER
+                    + "a1,0,squeezed_cube,squeezed_cube,sap,0.004,ok,,100,2.5,-0.0001,9.9991,0.0004,"
+                      "1.962,0.0002\n"
+                    + "b2,1,squeezed_cube,squeezed_cube,explicit_projection,0.004,diverged,boom,40,1.0,,,,,\n")
+    text = sweep_table(load_results(path), "squeezed_cube")
+    lines = text.splitlines()
+    assert lines[0].startswith(r"\begin{tabular}{lll") and lines[-1] == r"\end{tabular}"
+    rows = [line for line in lines if line.endswith(r"\\")][1:]  # the header row first
+    assert len(rows) == 2
+    assert rows[0] == r"sap & 0.004 & ok & 9.999 & 0.000 & 1.962 & 0.000 & -0.1 & 25.0 \\"
+    # A run that is not ok shows its status in every figure-of-merit cell, never a number.
+    assert rows[1] == (r"explicit\_projection & 0.004 & diverged & diverged & diverged & diverged & diverged"
+                       r" & diverged & -- \\")
+
+
+def test_sweep_table_names_a_missing_column(tmp_path):
+    path = tmp_path / "results.csv"
+    path.write_text("run_id,index,sweep,scenario,formulation,dt,status,message,steps,wall_s\n"
+                    "a1,0,squeezed_cube,squeezed_cube,sap,0.004,ok,,100,2.5\n")
+    with pytest.raises(KeyError, match="left_fx_mean"):
+        sweep_table(load_results(path), "squeezed_cube")
+    with pytest.raises(ValueError, match="no paper table"):
+        sweep_table(load_results(path), "no_such_sweep")
+
+
+def test_latex_text_escapes_the_special_characters():
+    assert latex_text("quasi_newton 5% & $x#{}") == r"quasi\_newton 5\% \& \$x\#\{\}"
+
+
+def test_every_paper_section_has_its_text_and_table():
+    snakefile = (REPO_ROOT / "paper" / "Snakefile").read_text()
+    for sweep in PAPER_TABLES:
+        assert (REPO_ROOT / "paper" / "sections" / f"{sweep}.tex").is_file(), sweep
+        assert (REPO_ROOT / "data" / "sweeps" / f"{sweep}.toml").is_file(), sweep
+        assert f'"{sweep}": ("analysis.figures.' in snakefile, sweep
+
+
+TINY = """
+[squeezed_cube]
+duration = 0.02
+averaging_window = 0.01
+
+[dam_break]
+grid_spacing = 0.025
+duration = 0.03
+"""
+
+
+def test_paper_builds_from_tiny_runs(contactlab_bin, tmp_path):
+    """The real Snakefile, two of its sections, every sweep cut to a few steps: the figures,
+    tables and provenance, and the PDF where pdflatex is installed (scripts/install-deps
+    --paper)."""
+    snakemake = shutil.which("snakemake")
+    assert snakemake, "snakemake is missing: run scripts/install-deps"
+    quick = tmp_path / "tiny.toml"
+    quick.write_text(TINY)
+    work = tmp_path / "work"
+    paper = work / "results" / "paper-quick" / "paper"
+    latex = shutil.which("pdflatex") and shutil.which("bibtex")
+    targets = ["paper"] if latex else [  # relative to --directory
+        f"results/paper-quick/paper/{name}" for name in ("figures/squeezed_cube.png", "figures/dam_break.png",
+                                       "tables/squeezed_cube.tex", "tables/dam_break.tex",
+                                       "provenance.tex", "body.tex")]
+    result = subprocess.run(
+        [snakemake, "-s", str(REPO_ROOT / "paper" / "Snakefile"), "--directory", str(work), "-j", "2",
+         *targets, "--config", "quick=1", f"quick_overrides={quick}", "paper_sweeps=squeezed_cube,dam_break",
+         f"contactlab={contactlab_bin}", f"python={sys.executable}"],
+        capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    # The runs took the tiny overrides.
+    manifest = (work / "results" / "paper-quick" / "sweeps" / "squeezed_cube" / "manifest.jsonl").read_text()
+    assert '"duration":0.02' in manifest and manifest.count("\n") == 15
+    table = (paper / "tables" / "squeezed_cube.tex").read_text()
+    assert table.count(r"\\") == 16  # the header and one row per run
+    assert "explicit\\_projection" in table
+    assert (paper / "body.tex").read_text() == "\\input{sections/squeezed_cube}\n\\input{sections/dam_break}\n"
+    assert "reduced resolution" in (paper / "provenance.tex").read_text()
+    for figure in ("squeezed_cube", "dam_break"):
+        assert (paper / "figures" / f"{figure}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if not latex:
+        pytest.skip("pdflatex or bibtex missing (scripts/install-deps --paper): the PDF itself was not built")
+    assert (paper / "contactlab.pdf").read_bytes()[:5] == b"%PDF-"
+    log = (paper / "contactlab.log").read_text(errors="replace")
+    assert "undefined" not in log.lower(), "unresolved citations or references"
