@@ -22,6 +22,8 @@ namespace contactlab::experiments {
 namespace {
 
 constexpr const char* kFormulationKey = "formulation";
+constexpr const char* kScenarioKey = "scenario";
+constexpr const char* kScenarioPlaceholder = "{scenario}";
 
 std::string Where(const std::filesystem::path& file, const toml::node& node) {
   return file.string() + ":" + std::to_string(node.source().begin.line);
@@ -65,13 +67,21 @@ const std::set<std::string>& FormulationKeys() {
   return keys;
 }
 
-// Sets `key` for a run; false when the key belongs to a formulation other than the run's.
+bool IsScenarioName(const std::string& name) {
+  for (const ScenarioInfo& info : RegisteredScenarios()) {
+    if (info.name == name) return true;
+  }
+  return false;
+}
+
+// Sets `key` for a run of `scenario`; false when the key belongs to a formulation other than
+// the run's.
 bool ApplyToRun(ParameterSet& parameters, const std::string& key, const ParameterValue& value,
-                const std::string& origin, const SweepDefinition& sweep) {
+                const std::string& origin, const std::string& scenario) {
   if (!parameters.IsDeclared(key)) {
     if (FormulationKeys().count(key) != 0) return false;
-    throw InputError(origin + ": key '" + key + "' is not a parameter of scenario '" + sweep.scenario +
-                     "' or of any formulation (see `contactlab describe " + sweep.scenario + "`)");
+    throw InputError(origin + ": key '" + key + "' is not a parameter of scenario '" + scenario +
+                     "' or of any formulation (see `contactlab describe " + scenario + "`)");
   }
   parameters.Set(key, value, origin);
   return true;
@@ -150,20 +160,14 @@ SweepDefinition LoadSweep(const std::filesystem::path& file) {
                      "' may hold only letters, digits, '_', '-', '+' and '.', and must not start with '.'");
   }
   sweep.scenario = RequireString(file, *header, "scenario");
-  if (sweep.scenario.empty()) throw InputError(file.string() + ": [sweep] key 'scenario' is required");
-  FindScenario(sweep.scenario);
+  if (!sweep.scenario.empty()) FindScenario(sweep.scenario);
   sweep.formulation = RequireString(file, *header, "formulation");
   const std::string config = RequireString(file, *header, "config");
   if (!config.empty()) {
     std::filesystem::path config_path(config);
     if (config_path.is_relative()) config_path = file.parent_path() / config_path;
     config_path = config_path.lexically_normal();
-    try {
-      RequireReadableFile(config_path, "scene file");
-    } catch (const InputError& error) {
-      throw InputError(file.string() + ": [sweep] key 'config': " + error.what());
-    }
-    sweep.config_file = config_path;
+    sweep.config_file = config_path;  // checked below, for each scenario the sweep runs
   }
 
   // [base]: fixed overrides.
@@ -177,6 +181,19 @@ SweepDefinition LoadSweep(const std::filesystem::path& file) {
       if (!value)
         throw InputError(Where(file, *node) + ": [base] key '" + key + "' must be a number, boolean or string");
       if (key == kFormulationKey) throw InputError(Where(file, *node) + ": set the formulation in [sweep], not [base]");
+      if (key == kScenarioKey) throw InputError(Where(file, *node) + ": set the scenario in [sweep], not [base]");
+      const auto dot = key.find('.');
+      if (dot != std::string::npos && IsScenarioName(key.substr(0, dot))) {  // [base.<scenario>]
+        const std::string scenario = key.substr(0, dot);
+        auto found = std::find_if(sweep.scenario_base.begin(), sweep.scenario_base.end(),
+                                  [&](const auto& entry) { return entry.first == scenario; });
+        if (found == sweep.scenario_base.end()) {
+          sweep.scenario_base.push_back({scenario, {}});
+          found = sweep.scenario_base.end() - 1;
+        }
+        found->second.emplace_back(key.substr(dot + 1), *value);
+        continue;
+      }
       sweep.base.emplace_back(key, *value);
     }
   }
@@ -227,6 +244,13 @@ SweepDefinition LoadSweep(const std::filesystem::path& file) {
           FindFormulation(*name);
         }
       }
+      if (key == kScenarioKey) {
+        for (const ParameterValue& value : axis.values[k]) {
+          const auto* name = std::get_if<std::string>(&value);
+          if (name == nullptr) throw InputError(file.string() + ": axis 'scenario' must list scenario names");
+          FindScenario(*name);
+        }
+      }
     }
     sweep.axes.push_back(std::move(axis));
   }
@@ -238,7 +262,52 @@ SweepDefinition LoadSweep(const std::filesystem::path& file) {
   } else if (!sweep.formulation.empty()) {
     throw InputError(file.string() + ": 'formulation' is both fixed in [sweep] and swept");
   }
+  // The scenarios the sweep runs: fixed in [sweep] or swept.
+  std::vector<std::string> scenarios;
+  if (seen.count(kScenarioKey) == 0) {
+    if (sweep.scenario.empty()) {
+      throw InputError(file.string() + ": [sweep] key 'scenario' is required, unless the scenario is swept in [axes]");
+    }
+    scenarios.push_back(sweep.scenario);
+  } else if (!sweep.scenario.empty()) {
+    throw InputError(file.string() + ": 'scenario' is both fixed in [sweep] and swept");
+  } else {
+    for (const SweepAxis& axis : sweep.axes) {
+      for (std::size_t k = 0; k < axis.keys.size(); ++k) {
+        if (axis.keys[k] != kScenarioKey) continue;
+        for (const ParameterValue& value : axis.values[k]) scenarios.push_back(std::get<std::string>(value));
+      }
+    }
+  }
+  for (const auto& [scenario, keys] : sweep.scenario_base) {
+    if (std::find(scenarios.begin(), scenarios.end(), scenario) == scenarios.end()) {
+      throw InputError(file.string() + ": [base." + scenario + "] names a scenario the sweep does not run");
+    }
+  }
+  if (sweep.config_file) {
+    const bool templated = sweep.config_file->string().find(kScenarioPlaceholder) != std::string::npos;
+    if (templated && seen.count(kScenarioKey) == 0) {
+      throw InputError(file.string() + ": [sweep] key 'config' holds " + kScenarioPlaceholder +
+                       " but the scenario is not swept");
+    }
+    for (const std::string& scenario : scenarios) {
+      try {
+        RequireReadableFile(*ConfigFile(sweep, scenario), "scene file");
+      } catch (const InputError& error) {
+        throw InputError(file.string() + ": [sweep] key 'config': " + error.what());
+      }
+    }
+  }
   return sweep;
+}
+
+std::optional<std::filesystem::path> ConfigFile(const SweepDefinition& sweep, const std::string& scenario) {
+  if (!sweep.config_file) return std::nullopt;
+  std::string path = sweep.config_file->string();
+  for (auto at = path.find(kScenarioPlaceholder); at != std::string::npos; at = path.find(kScenarioPlaceholder)) {
+    path.replace(at, std::string(kScenarioPlaceholder).size(), scenario);
+  }
+  return std::filesystem::path(path);
 }
 
 std::vector<ManifestEntry> ExpandSweep(const SweepDefinition& sweep, std::vector<std::string>* warnings) {
@@ -250,25 +319,38 @@ std::vector<ManifestEntry> ExpandSweep(const SweepDefinition& sweep, std::vector
   std::size_t duplicates = 0;
   std::vector<std::size_t> position(sweep.axes.size(), 0);  // mixed-radix counter, last axis fastest
   for (std::size_t combination = 0; combination < total; ++combination) {
-    // The formulation of this combination decides which parameters exist.
-    std::string formulation = sweep.formulation;
+    // The scenario and formulation of this combination decide which parameters exist.
+    std::string scenario = sweep.scenario, formulation = sweep.formulation;
     for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
       for (std::size_t k = 0; k < sweep.axes[a].keys.size(); ++k) {
         if (sweep.axes[a].keys[k] == kFormulationKey) {
           formulation = std::get<std::string>(sweep.axes[a].values[k][position[a]]);
+        } else if (sweep.axes[a].keys[k] == kScenarioKey) {
+          scenario = std::get<std::string>(sweep.axes[a].values[k][position[a]]);
         }
       }
     }
-    ParameterSet parameters = DeclareParameters(sweep.scenario, formulation);
-    if (sweep.config_file) ApplyTomlFile(sweep.config_file->string(), parameters);
+    ParameterSet parameters = DeclareParameters(scenario, formulation);
+    if (const auto config = ConfigFile(sweep, scenario)) ApplyTomlFile(config->string(), parameters);
     const std::string base_origin = sweep.file.string() + " [base]";
-    for (const auto& [key, value] : sweep.base) ApplyToRun(parameters, key, value, base_origin, sweep);
+    for (const auto& [key, value] : sweep.base) ApplyToRun(parameters, key, value, base_origin, scenario);
+    for (const auto& [base_scenario, keys] : sweep.scenario_base) {
+      if (base_scenario != scenario) continue;
+      for (const auto& [key, value] : keys) {
+        ApplyToRun(parameters, key, value, sweep.file.string() + " [base." + scenario + "]", scenario);
+      }
+    }
     for (const std::string& assignment : sweep.overrides) {
       const auto equals = assignment.find('=');
       if (equals == std::string::npos || equals == 0) {
         throw InputError("--set '" + assignment + "': expected key=value");
       }
-      const std::string key = assignment.substr(0, equals);
+      std::string key = assignment.substr(0, equals);
+      const auto dot = key.find('.');
+      if (dot != std::string::npos && IsScenarioName(key.substr(0, dot))) {  // <scenario>.<key>: its runs only
+        if (key.substr(0, dot) != scenario) continue;
+        key = key.substr(dot + 1);
+      }
       if (!parameters.IsDeclared(key)) {
         if (FormulationKeys().count(key) != 0) continue;
         throw InputError("--set '" + assignment + "': key '" + key + "' is not a parameter of scenario '" +
@@ -279,20 +361,20 @@ std::vector<ManifestEntry> ExpandSweep(const SweepDefinition& sweep, std::vector
 
     ManifestEntry entry;
     entry.sweep = sweep.name;
-    entry.scenario = sweep.scenario;
+    entry.scenario = scenario;
     entry.formulation = formulation;
     for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
       const SweepAxis& axis = sweep.axes[a];
       for (std::size_t k = 0; k < axis.keys.size(); ++k) {
         const std::string& key = axis.keys[k];
-        if (key == kFormulationKey) continue;
+        if (key == kFormulationKey || key == kScenarioKey) continue;
         const ParameterValue& value = axis.values[k][position[a]];
-        if (ApplyToRun(parameters, key, value, sweep.file.string() + " [axes]", sweep)) {
+        if (ApplyToRun(parameters, key, value, sweep.file.string() + " [axes]", scenario)) {
           entry.swept.emplace_back(key, value);
         }
       }
     }
-    const std::string toml = ToToml(parameters, sweep.scenario, formulation);
+    const std::string toml = ToToml(parameters, scenario, formulation);
     entry.run_id = RunId(toml);
     for (const auto& [key, value] : parameters.values()) entry.parameters.emplace_back(key, value);
 

@@ -26,6 +26,18 @@
 // Axes multiply in the order they appear in the file, the first varying slowest. A key that
 // belongs to another formulation than a run's (quasi_newton.substeps for a sap run) does not
 // apply to that run; runs whose resolved configurations coincide are kept once.
+//
+// The scenario may be an axis too, for a matrix of scenes (data/sweeps/matrix.toml): then
+// [sweep] has no scenario, its config names each scene's file through "{scenario}"
+// ("../scenes/{scenario}.toml"), and a [base.<scenario>] table holds keys that only that
+// scene's runs take (its resolution and duration), after the plain [base] keys:
+//
+//   [base.ball_on_slope]
+//   duration = 0.3
+//
+//   [axes]
+//   scenario = ["ball_on_slope", "squeezed_cube"]
+//   formulation = ["sap", "penalty"]
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -46,15 +58,20 @@ struct SweepAxis {
 struct SweepDefinition {
   std::filesystem::path file;  // the sweep TOML, for messages
   std::string name;
-  std::string scenario;
-  std::string formulation;                           // when "formulation" is not an axis
-  std::optional<std::filesystem::path> config_file;  // resolved against the sweep file's folder
+  std::string scenario;     // when "scenario" is not an axis
+  std::string formulation;  // when "formulation" is not an axis
+  // The scene file, resolved against the sweep file's folder; with the scenario swept it may
+  // hold "{scenario}", replaced by each run's scenario (ConfigFile).
+  std::optional<std::filesystem::path> config_file;
   std::vector<std::pair<std::string, ParameterValue>> base;
+  // [base.<scenario>]: keys that only the runs of that scenario take, after `base`.
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, ParameterValue>>>> scenario_base;
   std::vector<SweepAxis> axes;  // in file order; "formulation" may be a key
   // "key=value" assignments from the command line (`sweep expand --set`, `sweep run --set`),
   // applied to every run after [base] and before the axes, typed by the parameter they set;
-  // like a swept key, one of another formulation does not apply to a run. The paper's quick
-  // build shortens its sweeps this way (paper/quick.toml).
+  // like a swept key, one of another formulation does not apply to a run, and
+  // "<scenario>.key=value" applies to that scenario's runs only. The paper's quick build
+  // shortens its sweeps this way (paper/quick.toml).
   std::vector<std::string> overrides;
 };
 
@@ -73,6 +90,9 @@ struct ManifestEntry {
 
 // Reads and checks a sweep file. Errors are InputErrors naming the file and the key.
 SweepDefinition LoadSweep(const std::filesystem::path& file);
+
+// The scene file of `scenario`'s runs ("{scenario}" replaced), if the sweep names one.
+std::optional<std::filesystem::path> ConfigFile(const SweepDefinition& sweep, const std::string& scenario);
 
 // The runs of a sweep in product order, duplicates removed, indices 0..n-1. Unknown keys and
 // type mismatches throw InputError; values that fail a parameter's check do not (the run

@@ -101,3 +101,35 @@ def test_paper_builds_from_tiny_runs(contactlab_bin, tmp_path):
     assert (paper / "contactlab.pdf").read_bytes()[:5] == b"%PDF-"
     log = (paper / "contactlab.log").read_text(errors="replace")
     assert "undefined" not in log.lower(), "unresolved citations or references"
+
+
+def _record(scenario, formulation="sap", status="ok", **summary):
+    return {"scenario": scenario, "formulation": formulation, "status": status, "message": "",
+            "summary": summary, "params": {}, "ms_per_step": 12.0, "iterations": 3.0, "contacts": 5.0}
+
+
+def test_matrix_judges_each_scene_by_its_criterion():
+    from analysis.matrix import judge, latex
+
+    assert judge(_record("liquid_transfer", final_fraction_in_bin=0.96, max_wall_penetration_over_h=0.3))[0] \
+        == "correct"
+    assert judge(_record("liquid_transfer", final_fraction_in_bin=0.90, max_wall_penetration_over_h=0.3))[0] \
+        == "wrong"
+    assert judge(_record("liquid_transfer", final_fraction_in_bin=0.99, max_wall_penetration_over_h=0.6))[0] \
+        == "wrong"
+    assert judge(_record("column_collapse", error_vs_analytic=0.12))[0] == "correct"
+    assert judge(_record("column_collapse", error_vs_analytic=0.29))[0] == "wrong"
+    # No criterion, or none measurable, is "ran"; the run's status comes first.
+    assert judge(_record("sand_on_sphere", displacement=-0.1, turn=-2.0))[0] == "ran"
+    assert judge(_record("sand_pile", slope_angle=float("nan"), friction_angle=30.0))[0] == "ran"
+    assert judge(_record("sand_pile", slope_angle=28.7, friction_angle=30.0))[0] == "correct"
+    assert judge(_record("column_collapse", status="diverged", error_vs_analytic=0.0))[0] == "diverged"
+    verdict, text, error = judge(_record("floating_box", draft=0.0297, analytic_draft_particle_contact=0.0275,
+                                         error_vs_analytic=0.19))
+    assert verdict == "wrong" and "+8.0%" in text and error == 0.19
+    # The compact table: a row per scene, a column per formulation present.
+    rows = [{"scenario": "dam_break", "formulation": name, "verdict": "correct", "text": "", "error": 0.017,
+             "ms_per_step": 7.0, "iterations": 0.0, "contacts": 0.0} for name in ("sap", "penalty")]
+    table = latex(rows)
+    assert "scene & sap & penalty \\\\" in table
+    assert "dam\\_break & correct, 1.7\\%, 7 ms & correct, 1.7\\%, 7 ms \\\\" in table

@@ -179,8 +179,54 @@ INSTANTIATE_TEST_SUITE_P(
         BadSweepCase{Header("formulation = \"sap\"\ncolour = \"red\"\n"), "'colour'"},
         BadSweepCase{"[sweep]\nformulation = \"sap\"\n", "'scenario'"},
         BadSweepCase{"[sweep]\nscenario = \"ball_on_slope\"\nformulation = \"sap\"\nconfig = \"nowhere.toml\"\n",
-                     "nowhere.toml"}),
+                     "nowhere.toml"},
+        // The scenario as an axis: not also fixed, its [base.<scenario>] only for a scenario it
+        // runs, "{scenario}" only when it is swept.
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[axes]\nscenario = [\"ball_on_slope\"]\n", "'scenario'"},
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[base.squeezed_cube]\nduration = 0.1\n",
+                     "[base.squeezed_cube]"},
+        BadSweepCase{"[sweep]\nscenario = \"ball_on_slope\"\nformulation = \"sap\"\nconfig = \"{scenario}.toml\"\n",
+                     "{scenario}"},
+        BadSweepCase{"[sweep]\nformulation = \"sap\"\n[axes]\nscenario = [\"nowhere_scene\"]\n", "nowhere_scene"}),
     [](const testing::TestParamInfo<BadSweepCase>& info) { return "case" + std::to_string(info.index); });
+
+TEST(Sweep, ScenarioAxisTakesEachScenesFileAndItsOwnBase) {
+  // A matrix: two scenes under two formulations, each scene from its own file, with keys only
+  // its runs take ([base.<scenario>]) after the plain [base].
+  const std::string scenes = std::string(CONTACTLAB_SOURCE_DIR) + "/data/scenes/";
+  const auto file = WriteSweep("matrix", "[sweep]\nconfig = \"" + scenes +
+                                             "{scenario}.toml\"\n"
+                                             "[base]\nduration = 0.05\n"
+                                             "[base.squeezed_cube]\ngrid_spacing = 0.02\naveraging_window = 0.02\n"
+                                             "[base.ball_on_slope]\nduration = 0.03\n"
+                                             "[axes]\nscenario = [\"ball_on_slope\", \"squeezed_cube\"]\n"
+                                             "formulation = [\"sap\", \"hybrid_impulse\"]\n");
+  const auto entries = ExpandSweep(LoadSweep(file));
+  ASSERT_EQ(entries.size(), 4u);
+  const auto parameter = [](const ManifestEntry& entry, const std::string& key) {
+    for (const auto& [name, value] : entry.parameters) {
+      if (name == key) return value;
+    }
+    ADD_FAILURE() << key << " missing";
+    return ParameterValue(false);
+  };
+  EXPECT_EQ(entries[0].scenario, "ball_on_slope");
+  EXPECT_EQ(entries[1].formulation, "hybrid_impulse");
+  EXPECT_EQ(entries[3].scenario, "squeezed_cube");
+  // The scene's own file: the ball's radius 0.5 m, the cube's squeeze force 10 N.
+  EXPECT_EQ(std::get<double>(parameter(entries[0], "radius")), 0.5);
+  EXPECT_EQ(std::get<double>(parameter(entries[2], "squeeze_force")), 10.0);
+  // [base] for both, [base.<scenario>] after it for its own runs only.
+  EXPECT_EQ(std::get<double>(parameter(entries[0], "duration")), 0.03);
+  EXPECT_EQ(std::get<double>(parameter(entries[2], "duration")), 0.05);
+  EXPECT_EQ(std::get<double>(parameter(entries[2], "grid_spacing")), 0.02);
+  EXPECT_EQ(std::get<double>(parameter(entries[0], "grid_spacing")), 0.2);
+  // The scenario is a column of its own, not a swept key.
+  EXPECT_FALSE(HasSwept(entries[0], "scenario"));
+  std::set<std::string> ids;
+  for (const ManifestEntry& entry : entries) ids.insert(entry.run_id);
+  EXPECT_EQ(ids.size(), 4u);
+}
 
 TEST(Manifest, LinesRoundTripExactly) {
   ManifestEntry entry;
