@@ -1,7 +1,7 @@
 """Analytic reference solutions, matching the C++ scenarios term for term.
 
-Ball on slope (seed 000, Zong et al., §VII-A, eq. 27): a rigid ball released at rest,
-tangent to a rigid slope of angle θ, friction coefficient μ, gravity g. Seed 000's printed
+Ball on slope ([zong2024convex], Zong et al., §VII-A, eq. 27): a rigid ball released at rest,
+tangent to a rigid slope of angle θ, friction coefficient μ, gravity g. [zong2024convex]'s printed
 eq. 27 writes the rolling branch as 5/14 g t²; the correct form is 5/14 g t² sinθ, which is
 what this module and the C++ scenario use.
 
@@ -47,7 +47,7 @@ def _acceleration(mu, slope_angle_deg, gravity):
 def ball_on_slope_displacement(t, mu, slope_angle_deg, gravity=9.81):
     """Displacement u(t) [m] of the ball's centre of mass along the slope.
 
-    Seed 000 §VII-A, eq. 27 with the sinθ correction of the rolling branch:
+    [zong2024convex] §VII-A, eq. 27 with the sinθ correction of the rolling branch:
     slip (μ ≤ 2/7·tanθ): u = ½ g t² (sinθ − μ cosθ); roll: u = 5/14 g t² sinθ.
     """
     t = np.asarray(t, dtype=float)
@@ -63,7 +63,7 @@ def ball_on_slope_velocity(t, mu, slope_angle_deg, gravity=9.81):
 
 
 def ball_on_slope_spin(t, mu, slope_angle_deg, radius, gravity=9.81):
-    """Angular velocity ω(t) [rad/s] of the ball (seed 000 §VII-A, companion of eq. 27).
+    """Angular velocity ω(t) [rad/s] of the ball ([zong2024convex] §VII-A, companion of eq. 27).
 
     Slipping: the friction torque μ m g cosθ · r on I = 2/5 m r² gives ω = 5 μ g cosθ t / (2 r).
     Rolling: ω = v / r with v = 5/7 g t sinθ.

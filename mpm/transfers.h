@@ -31,8 +31,8 @@ void ComputeGridVelocity(const Vector3& gravity, double dt, SparseGrid& grid);
 void GridToParticle(const SparseGrid& grid, double dt, Particles& particles);
 
 // End-of-step update of the constitutive state: the von Mises return mapping for plastic
-// linear-corotated materials (seed 000 Alg. 1) with F^P ← (F̃^E)⁻¹ F^E_trial F^P, and the
-// reference rotation R0 ← polar rotation of F^E for the next step (seed 000 eq. 19).
+// linear-corotated materials ([zong2024convex] Alg. 1) with F^P ← (F̃^E)⁻¹ F^E_trial F^P, and the
+// reference rotation R0 ← polar rotation of F^E for the next step ([zong2024convex] eq. 19).
 void UpdateConstitutiveState(const std::vector<Material>& materials, Particles& particles);
 
 // The per-block kernels of ParticleToGrid, GridToParticle and UpdateConstitutiveState are

@@ -1,4 +1,4 @@
-"""Ball on slope: numeric vs analytic displacement and spin ratio (seed 000, Fig. 3).
+"""Ball on slope: numeric vs analytic displacement and spin ratio ([zong2024convex], Fig. 3).
 
     python3 -m analysis.figures.ball_on_slope results/demo --out ball_on_slope.png
 

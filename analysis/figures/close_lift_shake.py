@@ -1,5 +1,5 @@
 """Close-lift-shake: the rigid cube's slip from its grasp pose and the carrier motion
-(seed 000 Fig. 7, seed 002 Fig. 3).
+([zong2024convex] Fig. 7, [yu2025async] Fig. 3).
 
     python3 -m analysis.figures.close_lift_shake RUN_DIR_OR_FILES... --out close_lift_shake.png
 

@@ -1,5 +1,5 @@
 """Dough rolling: wall time per step against the relative tolerance for quasi_newton and sap
-(seed 002 §VI-B timing sweep, its Fig. 4; spec-sap-qn E3 and check V4).
+([yu2025async] §VI-B timing sweep, its Fig. 4; spec-sap-qn E3 and check V4).
 
     python3 -m analysis.figures.dough_rolling_timing RUN_DIR_OR_FILES... --out dough_rolling_timing.png
 
@@ -13,7 +13,7 @@ time where both ran at the same ε_r and table model; mean iterations per step
 (/solver_log/outer_iterations) against ε_r, which grows like log(1/ε_r) under linear
 convergence; and, only when some run logged iterations (/solver_log/iterations), the residual
 against iteration of each run's longest solve, with its stopping threshold dotted.
-quasi_newton runs with either option beyond seed 003 (``quasi_newton.warm_start`` not
+quasi_newton runs with either option beyond [yu2025async] (``quasi_newton.warm_start`` not
 ``none``, ``quasi_newton.kinematic_poses`` not ``step``; data/sweeps/dough_rolling_tolerance_options.toml)
 are a third series, "quasi_newton + options", with their own speedup against sap.
 Two tables go to stdout: timing, iterations and contacts (summary contacts_mean and
@@ -46,7 +46,7 @@ FORMULATIONS = (QUASI_NEWTON, SAP)
 HISTORY_DATASETS = ("timeseries/qn_gradient_history", "timeseries/gradient_history",
                     "solver_log/qn_gradient_history", "solver_log/gradient_history")
 
-# The series: seed 003's quasi_newton, the same with the options beyond it, and sap.
+# The series: [yu2025async]'s quasi_newton, the same with the options beyond it, and sap.
 QUASI_NEWTON_OPTIONS = "quasi_newton + options"
 SERIES = (QUASI_NEWTON, QUASI_NEWTON_OPTIONS, SAP)
 TimingRow = namedtuple("TimingRow", "relative_tolerance quasi_newton_ms sap_ms speedup table_model "

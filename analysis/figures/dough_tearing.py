@@ -1,4 +1,4 @@
-"""Dough tearing: the pieces, the pull and the plastic strain against time (seed 000 Fig. 4).
+"""Dough tearing: the pieces, the pull and the plastic strain against time ([zong2024convex] Fig. 4).
 
     python3 -m analysis.figures.dough_tearing RUN_DIR_OR_FILES... --out dough_tearing.png
 
@@ -62,7 +62,7 @@ def plot(runs, out):
     for ax in (pieces_ax, force_ax, strain_ax):
         ax.set_xlabel("time t [s] (grey: ends of close, lift, pull, lower, open)")
         ax.grid(alpha=0.3)
-    save_figure(fig, "Two grippers tear an elastoplastic dough (seed 000 §VII-B)", out)
+    save_figure(fig, "Two grippers tear an elastoplastic dough ([zong2024convex] §VII-B)", out)
 
 
 def main(argv=None):

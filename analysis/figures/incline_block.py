@@ -1,4 +1,4 @@
-"""Incline block: speed vs the point-mass solution, F_t/F_n and cone margin (seed 001 Figs. 3, 13).
+"""Incline block: speed vs the point-mass solution, F_t/F_n and cone margin ([ding_schroeder_penalty] Figs. 3, 13).
 
     python3 -m analysis.figures.incline_block RUN_DIR_OR_FILES... --out incline_block.png
 

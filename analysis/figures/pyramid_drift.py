@@ -1,4 +1,4 @@
-"""Pyramid: ball height and lateral drift over time (seed 001 Fig. 6, prmd_rm).
+"""Pyramid: ball height and lateral drift over time ([ding_schroeder_penalty] Fig. 6, prmd_rm).
 
     python3 -m analysis.figures.pyramid_drift RUN_DIR_OR_FILES... --out pyramid.png
 

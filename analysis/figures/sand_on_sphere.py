@@ -51,7 +51,7 @@ def plot(runs, out):
     beyond_ax.legend(fontsize=7, loc="best")
     for ax in (move_ax, beyond_ax):
         ax.grid(alpha=0.3)
-    save_figure(fig, "Sand column falling on one side of a free sphere (seed 001 Fig. 16)", out)
+    save_figure(fig, "Sand column falling on one side of a free sphere ([ding_schroeder_penalty] Fig. 16)", out)
 
 
 def main(argv=None):

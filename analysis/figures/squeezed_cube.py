@@ -1,4 +1,4 @@
-"""Squeezed cube: contact force on the left panel vs time (seed 000 Fig. 6b, seed 002 Fig. 2).
+"""Squeezed cube: contact force on the left panel vs time ([zong2024convex] Fig. 6b, [yu2025async] Fig. 2).
 
     python3 -m analysis.figures.squeezed_cube RUN_DIR_OR_FILES... --out squeezed_cube.png
 

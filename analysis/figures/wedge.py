@@ -1,4 +1,4 @@
-"""Wedge: block heights over time, jammed or sliding (seed 001 Fig. 8, wdg_rm).
+"""Wedge: block heights over time, jammed or sliding ([ding_schroeder_penalty] Fig. 8, wdg_rm).
 
     python3 -m analysis.figures.wedge RUN_DIR_OR_FILES... --out wedge.png
 

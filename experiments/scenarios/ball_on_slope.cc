@@ -97,7 +97,8 @@ class BallOnSlope final : public Scenario {
 
   void DeclareObservables(RunRecorder& recorder) override {
     recorder.DeclareSeries("com_displacement", "m", "centre-of-mass displacement along the slope (down is +)");
-    recorder.DeclareAnalytic("com_displacement", "m", "rigid ball on a rigid slope, seed 000 eq. 27 with sin(theta)");
+    recorder.DeclareAnalytic("com_displacement", "m",
+                             "rigid ball on a rigid slope, [zong2024convex] eq. 27 with sin(theta)");
     recorder.DeclareSeries("com_velocity", "m/s", "centre-of-mass velocity along the slope");
     recorder.DeclareAnalytic("com_velocity", "m/s", "rigid ball on a rigid slope");
     recorder.DeclareSeries("spin", "rad/s", "ball angular velocity about the rolling axis n x d");
@@ -200,14 +201,14 @@ double BallOnSlopeSpin(double time_s, double friction_coefficient, double slope_
 ScenarioInfo BallOnSlopeInfo() {
   return ScenarioInfo{
       "ball_on_slope",
-      "elastic MPM ball rolling or slipping down a rigid slope (seed 000 Fig. 3)",
+      "elastic MPM ball rolling or slipping down a rigid slope ([zong2024convex] Fig. 3)",
       {
-          {"radius", 0.5, "m", "Ball radius (seed 000 §VII-A).", Positive()},
+          {"radius", 0.5, "m", "Ball radius ([zong2024convex] §VII-A).", Positive()},
           {"density", 1000.0, "kg/m^3", "Ball density.", Positive()},
           {"youngs_modulus", 1e8, "Pa", "Stiff enough that the ball moves like a rigid one.", Positive()},
           {"poisson_ratio", 0.2, "1", "Poisson's ratio of the ball.", InHalfOpenRange(0.0, 0.5)},
           {"constitutive_model", std::string("linear_corotated"), "",
-           "Elastic model of the ball (seed 000 uses linear corotated).",
+           "Elastic model of the ball ([zong2024convex] uses linear corotated).",
            OneOf(mpm::ConstitutiveModelNames(mpm::MaterialKind::kSolid))},
           {"slope_angle_deg", 45.0, "deg", "Slope inclination theta.", InClosedRange(0.0, 80.0)},
           {"mu", 0.0, "1", "Friction coefficient between ball and slope; rolls when mu > 2/7 tan(theta).",

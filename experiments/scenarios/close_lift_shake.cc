@@ -209,7 +209,7 @@ std::unique_ptr<Scenario> MakeCloseLiftShake() {
 ScenarioInfo CloseLiftShakeInfo() {
   ScenarioInfo info{
       "close_lift_shake",
-      "panels squeeze elastic | heavy rigid | elastic cubes, lift and shake (seed 000 Fig. 7)",
+      "panels squeeze elastic | heavy rigid | elastic cubes, lift and shake ([zong2024convex] Fig. 7)",
       {
           {"squeeze_force", 30.0, "N", "Constant force on each panel toward the stack (spec E6).", Positive()},
           {"mu", 0.8, "1", "Friction coefficient of every contact (spec E6).", NonNegative()},

@@ -1,5 +1,5 @@
 #pragma once
-// close_lift_shake (seed 000 §VII-E Fig. 7, seed 002 §VI-A Fig. 3, spec-sap-qn E6), reduced
+// close_lift_shake ([zong2024convex] §VII-E Fig. 7, [yu2025async] §VI-A Fig. 3, spec-sap-qn E6), reduced
 // without robot arms: two force-driven panels on a prescribed carrier squeeze a stack
 // elastic cube | heavy rigid cube | elastic cube (density ratio 150), lift it and shake it
 // along y. The grasp holds when the rigid cube stays within 1 cm of its grasp pose relative

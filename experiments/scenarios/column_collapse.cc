@@ -207,10 +207,12 @@ ScenarioInfo ColumnCollapseInfo() {
            InClosedRange(0.1, 20.0)},
           {"density", 1600.0, "kg/m^3", "Bulk density of the sand (dry sand, 1,500-1,700).", Positive()},
           {"youngs_modulus", 3.537e5, "Pa",
-           "Young's modulus of the sand's Hencky elasticity, as in sand_pile: 100 times below seed 001's sand; the "
+           "Young's modulus of the sand's Hencky elasticity, as in sand_pile: 100 times below "
+           "[ding_schroeder_penalty]'s sand; the "
            "column's weight strains it by rho g h_i / E = 0.2% at a = 1, so the run-out does not depend on it.",
            Positive()},
-          {"poisson_ratio", 0.3, "1", "Poisson's ratio of the sand (seed 001).", InHalfOpenRange(-0.99, 0.5)},
+          {"poisson_ratio", 0.3, "1", "Poisson's ratio of the sand ([ding_schroeder_penalty]).",
+           InHalfOpenRange(-0.99, 0.5)},
           {"friction_angle", 30.0, "deg",
            "Friction angle phi of the Drucker-Prager cone (spec-penalty-hybrid A14, as in sand_pile; Lube et al.'s "
            "materials had angles of repose of about 30 degrees or more).",

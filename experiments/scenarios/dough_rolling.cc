@@ -113,7 +113,7 @@ class DoughRolling final : public Scenario {
         table_pose));
     ApplyTableModel(parameters, world.bodies.back());
 
-    // Dough: linear corotated with von Mises plasticity (seed 000 §VII-C). Sampled in the box
+    // Dough: linear corotated with von Mises plasticity ([zong2024convex] §VII-C). Sampled in the box
     // [0, L] × [0, W] × [0, H], which the lattice s(k + ½) fills with whole particles when
     // the sides are multiples of s, then centred over the origin, resting on the table.
     world.materials.push_back(
@@ -296,16 +296,16 @@ std::unique_ptr<Scenario> MakeDoughRolling() {
 ScenarioInfo DoughRollingInfo() {
   return ScenarioInfo{
       "dough_rolling",
-      "rigid rolling pin, prescribed axis and free spin, flattens an elastoplastic dough (seed 000 §VII-C)",
+      "rigid rolling pin, prescribed axis and free spin, flattens an elastoplastic dough ([zong2024convex] §VII-C)",
       {
           {"dough_length", 0.35, "m", "Dough size along x, the rolling direction (spec E3 reduced).", Positive()},
           {"dough_width", 0.28, "m", "Dough size along y, the pin's axis (spec E3 reduced).", Positive()},
           {"dough_thickness", 0.06, "m", "Initial dough thickness (spec E3 reduced).", Positive()},
-          {"density", 1000.0, "kg/m^3", "Dough density (seed 000 §VII-C).", Positive()},
-          {"youngs_modulus", 2e4, "Pa", "Dough Young's modulus (seed 000 §VII-C).", Positive()},
-          {"poisson_ratio", 0.4, "1", "Dough Poisson's ratio (seed 000 §VII-C).", InHalfOpenRange(0.0, 0.5)},
+          {"density", 1000.0, "kg/m^3", "Dough density ([zong2024convex] §VII-C).", Positive()},
+          {"youngs_modulus", 2e4, "Pa", "Dough Young's modulus ([zong2024convex] §VII-C).", Positive()},
+          {"poisson_ratio", 0.4, "1", "Dough Poisson's ratio ([zong2024convex] §VII-C).", InHalfOpenRange(0.0, 0.5)},
           {"yield_stress", 1e3, "Pa",
-           "Von Mises yield stress of the dough: rolling flattens it for good (seed 000 §VII-C); 0 is elastic.",
+           "Von Mises yield stress of the dough: rolling flattens it for good ([zong2024convex] §VII-C); 0 is elastic.",
            NonNegative()},
           {"mu", 1.0, "1", "Friction coefficient between pin and dough; it alone spins the pin (spec E3).",
            NonNegative()},

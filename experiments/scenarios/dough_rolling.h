@@ -1,5 +1,5 @@
 #pragma once
-// dough_rolling (seed 000 §VII-C, seed 002 §VI-B, spec-sap-qn E3), reduced without robot
+// dough_rolling ([zong2024convex] §VII-C, [yu2025async] §VI-B, spec-sap-qn E3), reduced without robot
 // arms: a rigid rolling pin flattens an elastoplastic dough block on a table. The pin's axis
 // follows a prescribed trajectory (press, roll back, lift, return with a yaw, press, roll
 // forward and back deeper); its spin about the axis is a free revolute DoF that only

@@ -147,7 +147,7 @@ class DoughTearing final : public Scenario {
         table_pose));
     ApplyTableModel(parameters, world.bodies.back());
 
-    // Dough: linear corotated with von Mises plasticity (seed 000 §VII-B), sampled as in
+    // Dough: linear corotated with von Mises plasticity ([zong2024convex] §VII-B), sampled as in
     // dough_rolling: the box [0, L] × [0, W] × [0, H] on the lattice s(k + ½), centred over
     // the origin, its lowest layer s/2 above the table.
     world.materials.push_back(
@@ -405,7 +405,7 @@ std::unique_ptr<Scenario> MakeDoughTearing() {
 ScenarioInfo DoughTearingInfo() {
   return ScenarioInfo{
       "dough_tearing",
-      "two grippers close on an elastoplastic dough, lift it and pull it apart (seed 000 §VII-B)",
+      "two grippers close on an elastoplastic dough, lift it and pull it apart ([zong2024convex] §VII-B)",
       {
           {"dough_length", 0.18, "m", "Dough size along x, the pulling direction (spec E2 reduced).", Positive()},
           {"dough_width", 0.06, "m",
@@ -422,11 +422,11 @@ ScenarioInfo DoughTearingInfo() {
            NonNegative()},
           {"waist_length", 0.04, "m", "Length along x of the waist (waist_width > 0), centred between the grips.",
            Positive()},
-          {"density", 1000.0, "kg/m^3", "Dough density (seed 000 §VII-B).", Positive()},
-          {"youngs_modulus", 1e5, "Pa", "Dough Young's modulus (seed 000 §VII-B).", Positive()},
-          {"poisson_ratio", 0.4, "1", "Dough Poisson's ratio (seed 000 §VII-B).", InHalfOpenRange(0.0, 0.5)},
-          {"yield_stress", 6e3, "Pa", "Von Mises yield stress eta of the dough (seed 000 §VII-B); 0 is elastic.",
-           NonNegative()},
+          {"density", 1000.0, "kg/m^3", "Dough density ([zong2024convex] §VII-B).", Positive()},
+          {"youngs_modulus", 1e5, "Pa", "Dough Young's modulus ([zong2024convex] §VII-B).", Positive()},
+          {"poisson_ratio", 0.4, "1", "Dough Poisson's ratio ([zong2024convex] §VII-B).", InHalfOpenRange(0.0, 0.5)},
+          {"yield_stress", 6e3, "Pa",
+           "Von Mises yield stress eta of the dough ([zong2024convex] §VII-B); 0 is elastic.", NonNegative()},
           {"mu", 1.0, "1", "Friction coefficient between fingers and dough (spec E2).", NonNegative()},
           {"table_mu", 0.5, "1", "Friction coefficient between dough and table (spec E2).", NonNegative()},
           {"table_length", 0.6, "m", "Table size along x, beyond the pulled dough.", Positive()},

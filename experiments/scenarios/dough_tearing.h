@@ -1,6 +1,6 @@
 #pragma once
-// dough_tearing (seed 000 §VII-B Fig. 4 and Table I; spec-sap-qn E2, reduced without robot
-// arms): an elastoplastic dough slab (linear corotated with von Mises plasticity, seed 000
+// dough_tearing ([zong2024convex] §VII-B Fig. 4 and Table I; spec-sap-qn E2, reduced without robot
+// arms): an elastoplastic dough slab (linear corotated with von Mises plasticity, [zong2024convex]
 // eq. 21–26) lies on a table. Two grippers, each two parallel finger boxes, close on its two
 // ends, lift it, pull apart along its long axis, lower it and open. The dough separates into
 // two pieces when its neck yields and thins below the grid's resolution; MPM has no crack
@@ -18,7 +18,7 @@
 // joined when closer than 1.5 particle spacings, and the pieces among them (components
 // holding at least piece_min_fraction of the dough's mass); the separation time (first step
 // with two pieces); the equivalent plastic strain √(2/3) ‖dev log V^P‖ of F^P = R^P V^P
-// (mean and max); the finger tracking error of the PD variant; contacts per step (seed 000
+// (mean and max); the finger tracking error of the PD variant; contacts per step ([zong2024convex]
 // Table I: 113.7 on average, 306 at most) and outer iterations. No closed form exists.
 #include "experiments/scenario.h"
 

@@ -234,7 +234,8 @@ double InclineBlockDisplacement(double time_s, double initial_speed, double fric
 ScenarioInfo InclineBlockInfo() {
   ScenarioInfo info{
       "incline_block",
-      "block launched down a static incline: slides on or stops by Coulomb friction (seed 001 Figs. 3, 13)",
+      "block launched down a static incline: slides on or stops by Coulomb friction ([ding_schroeder_penalty] Figs. 3, "
+      "13)",
       {
           {"slope_angle_deg", 6.0, "deg",
            "Incline angle theta; [P] gives none, 6 deg lies in the [5.71, 7.13) deg its results imply (spec 4.4, A14).",

@@ -1,5 +1,5 @@
 #pragma once
-// incline_block ([P] = seed 001 Figs. 3 and 13, spec-penalty-hybrid §4.2 rows plane_m /
+// incline_block ([P] = [ding_schroeder_penalty] Figs. 3 and 13, spec-penalty-hybrid §4.2 rows plane_m /
 // plane_r, §4.7 items 1–2): a cubic block resting on a static incline of angle θ, launched
 // down the slope at v₀ (0.1 m/s in [P]). It starts in resting contact with v₀ already
 // imposed, which excludes the drop-and-settle phase of [P] Fig. 13 (spec §4.4).

@@ -256,7 +256,7 @@ ScenarioInfo LiquidTransferInfo() {
   return ScenarioInfo{
       "liquid_transfer",
       "kinematic mug lifts, carries and tilts an equation-of-state liquid into an open bin: fraction poured, "
-      "leakage through walls, J drift (seed 000 §VII-D)",
+      "leakage through walls, J drift ([zong2024convex] §VII-D)",
       {
           {"mug_inner_width", 0.06, "m", "Inner width of the square mug (the spec's round mug: inner diameter 6 cm).",
            Positive()},

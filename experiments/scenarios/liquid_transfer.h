@@ -1,5 +1,5 @@
 #pragma once
-// liquid_transfer (seed 000 §VII-D, spec-sap-qn E4, issue 19): an equation-of-state liquid
+// liquid_transfer ([zong2024convex] §VII-D, spec-sap-qn E4, issue 19): an equation-of-state liquid
 // (mpm/constitutive/eos_liquid.h) carried in a kinematic mug and poured into an open bin,
 // reduced without the robot arm and hand of the paper: the mug's motion is prescribed.
 //
@@ -9,7 +9,7 @@
 // the pivot of the pour. The trajectory (quintic steps between keyframes,
 // KeyframeTrajectory): lift (0 → lift_time), carry over the bin (→ + carry_time), tilt about
 // +y by tilt_deg (→ + tilt_time), then hold. About 100 mL (864 particles at the defaults,
-// seed 000 Table I: 791) starts at hydrostatic pressure in the mug. The bin is an open box
+// [zong2024convex] Table I: 791) starts at hydrostatic pressure in the mug. The bin is an open box
 // (scene_tools AddSquareContainer) standing on a ground plane; the bin's floor and walls and
 // the ground take "table_model".
 //

@@ -189,7 +189,7 @@ double PyramidBallDrop(double ball_radius, double edge_radius, double spreading)
 ScenarioInfo PyramidInfo() {
   ScenarioInfo info{
       "pyramid",
-      "rigid ball resting on three MPM cubes: stands at mu 0.3, collapses at 0.05 (seed 001 Fig. 6)",
+      "rigid ball resting on three MPM cubes: stands at mu 0.3, collapses at 0.05 ([ding_schroeder_penalty] Fig. 6)",
       {
           {"mu", 0.3, "1",
            "Friction coefficient of the ground and the ball; [P] prmd_rm uses 0.3 (stable) and 0.05 (collapse).",

@@ -1,5 +1,5 @@
 #pragma once
-// pyramid ([P] = seed 001 Fig. 6, spec-penalty-hybrid §4.2 rows prmd_rm / prmd_rm slip,
+// pyramid ([P] = [ding_schroeder_penalty] Fig. 6, spec-penalty-hybrid §4.2 rows prmd_rm / prmd_rm slip,
 // §4.7 item 6): three elastic MPM cubes stand on a static ground around a vertical axis,
 // 120° apart with one face toward the axis, and a rigid ball rests on their three inner top
 // edges. μ (ground and ball) = 0.3 stands, 0.05 collapses.

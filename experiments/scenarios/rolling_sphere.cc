@@ -208,7 +208,7 @@ double RollingSphereSlipSpeed(double time_s, double friction_coefficient, double
 ScenarioInfo RollingSphereInfo() {
   ScenarioInfo info{
       "rolling_sphere",
-      "solid sphere released on a static incline: rolls by friction or slips (seed 001 Fig. 4)",
+      "solid sphere released on a static incline: rolls by friction or slips ([ding_schroeder_penalty] Fig. 4)",
       {
           {"slope_angle_deg", 6.0, "deg", "Incline angle theta, the same 6 deg as incline_block (spec 4.4, A14).",
            InHalfOpenRange(0.0, 80.0)},

@@ -1,5 +1,5 @@
 #pragma once
-// rolling_sphere ([P] = seed 001 Fig. 4, spec-penalty-hybrid §4.2 row plane_sph, §4.7 item
+// rolling_sphere ([P] = [ding_schroeder_penalty] Fig. 4, spec-penalty-hybrid §4.2 row plane_sph, §4.7 item
 // 5): a solid sphere released at rest touching the static incline of incline_block
 // (θ = 6°). Friction alone makes it roll.
 //

@@ -194,15 +194,17 @@ ScenarioInfo SandOnSphereInfo() {
   return ScenarioInfo{
       "sand_on_sphere",
       "Drucker-Prager sand column falls on one side of a free rigid sphere on a rough floor: the sliding sand's "
-      "friction pulls the sphere toward it (seed 001 Fig. 16)",
+      "friction pulls the sphere toward it ([ding_schroeder_penalty] Fig. 16)",
       {
-          {"sphere_radius", 0.05, "m", "Radius R of the rigid sphere (seed 001 gives no size).", Positive()},
+          {"sphere_radius", 0.05, "m", "Radius R of the rigid sphere ([ding_schroeder_penalty] gives no size).",
+           Positive()},
           {"sphere_density", 1000.0, "kg/m^3",
            "Density of the sphere: 0.52 kg at the defaults, two thirds of the sand column's 0.8 kg, so that the sand "
            "can move it.",
            Positive()},
           {"sphere_mu", 0.9, "1",
-           "Friction coefficient between the sand and the sphere (seed 001 Table 1, sand_on_sph: 0.9). The sand "
+           "Friction coefficient between the sand and the sphere ([ding_schroeder_penalty] Table 1, sand_on_sph: 0.9). "
+           "The sand "
            "pulls the sphere when it exceeds analytic_pull_friction = tan(theta_max/2).",
            NonNegative()},
           {"floor_mu", 0.9, "1",
@@ -218,10 +220,12 @@ ScenarioInfo SandOnSphereInfo() {
           {"column_gap", 0.01, "m", "Height of the column's lowest particle layer above the sphere's top.", Positive()},
           {"density", 1600.0, "kg/m^3", "Bulk density of the sand, as in sand_pile.", Positive()},
           {"youngs_modulus", 3.537e5, "Pa",
-           "Young's modulus of the sand's Hencky elasticity, as in sand_pile: 100 times below seed 001's 35.37e6 Pa, "
+           "Young's modulus of the sand's Hencky elasticity, as in sand_pile: 100 times below "
+           "[ding_schroeder_penalty]'s 35.37e6 Pa, "
            "which would need 10 times the explicit substeps.",
            Positive()},
-          {"poisson_ratio", 0.3, "1", "Poisson's ratio of the sand (seed 001).", InHalfOpenRange(-0.99, 0.5)},
+          {"poisson_ratio", 0.3, "1", "Poisson's ratio of the sand ([ding_schroeder_penalty]).",
+           InHalfOpenRange(-0.99, 0.5)},
           {"friction_angle", 30.0, "deg", "Friction angle phi of the Drucker-Prager cone, as in sand_pile.",
            InHalfOpenRange(1.0, 89.0)},
           {"cohesion", 0.0, "Pa", "Cohesion c of the sand; 0 for dry sand.", NonNegative()},

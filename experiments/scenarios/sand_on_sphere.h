@@ -1,7 +1,7 @@
 #pragma once
-// sand_on_sphere (seed 001 Fig. 16, "sand_on_sph" of its Table 1, reduced; issue 19): a
+// sand_on_sphere ([ding_schroeder_penalty] Fig. 16, "sand_on_sph" of its Table 1, reduced; issue 19): a
 // column of Drucker–Prager sand falls onto one side of a free rigid sphere resting on a
-// rough floor. Seed 001 shows the sand pulling the sphere into the column: the sand that
+// rough floor. [ding_schroeder_penalty] shows the sand pulling the sphere into the column: the sand that
 // slides down the sphere's near side drags that side down, the sphere turns and rolls
 // toward the sand.
 //

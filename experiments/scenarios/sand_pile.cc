@@ -230,13 +230,14 @@ ScenarioInfo SandPileInfo() {
            Positive()},
           {"density", 1600.0, "kg/m^3", "Bulk density of the sand (dry sand, 1,500-1,700).", Positive()},
           {"youngs_modulus", 3.537e5, "Pa",
-           "Young's modulus of the sand's Hencky elasticity: 100 times below seed 001's 35.37e6 Pa "
+           "Young's modulus of the sand's Hencky elasticity: 100 times below [ding_schroeder_penalty]'s 35.37e6 Pa "
            "(spec-penalty-hybrid "
            "1.8), which would need 10 times the explicit substeps; the column's weight strains it by rho g H0 / E = "
            "0.2%, "
            "so the slope does not depend on it.",
            Positive()},
-          {"poisson_ratio", 0.3, "1", "Poisson's ratio of the sand (seed 001).", InHalfOpenRange(-0.99, 0.5)},
+          {"poisson_ratio", 0.3, "1", "Poisson's ratio of the sand ([ding_schroeder_penalty]).",
+           InHalfOpenRange(-0.99, 0.5)},
           {"friction_angle", 30.0, "deg",
            "Friction angle phi of the Drucker-Prager cone (spec-penalty-hybrid A14: 30 degrees; the seeds give none).",
            InHalfOpenRange(1.0, 89.0)},

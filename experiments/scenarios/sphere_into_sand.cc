@@ -231,7 +231,7 @@ ScenarioInfo SphereIntoSandInfo() {
   return ScenarioInfo{
       "sphere_into_sand",
       "heavy rigid sphere dropped into a Drucker-Prager sand bed: final penetration against the impact law of "
-      "Uehara et al. 2003 (seed 001 Fig. 14, sandbox_sph, without the robot)",
+      "Uehara et al. 2003 ([ding_schroeder_penalty] Fig. 14, sandbox_sph, without the robot)",
       {
           {"bed_width", 0.18, "m",
            "Inner width of the square container the sand fills: three sphere diameters, a reduced sandbox whose "
@@ -244,12 +244,13 @@ ScenarioInfo SphereIntoSandInfo() {
            Positive()},
           {"density", 1600.0, "kg/m^3", "Bulk density rho_g of the sand (dry sand, 1,500-1,700).", Positive()},
           {"youngs_modulus", 3.537e5, "Pa",
-           "Young's modulus of the sand's Hencky elasticity: 100 times below seed 001's 35.37e6 Pa "
+           "Young's modulus of the sand's Hencky elasticity: 100 times below [ding_schroeder_penalty]'s 35.37e6 Pa "
            "(spec-penalty-hybrid 1.8), which would need 10 times the explicit substeps; unlike sand_pile's slope the "
            "penetration depends on it: a stiffer bed stops the sphere sooner (quasi_newton at grid_spacing 0.02: "
            "17.7 mm at this value, 10.7 mm at 10 times it).",
            Positive()},
-          {"poisson_ratio", 0.3, "1", "Poisson's ratio of the sand (seed 001).", InHalfOpenRange(-0.99, 0.5)},
+          {"poisson_ratio", 0.3, "1", "Poisson's ratio of the sand ([ding_schroeder_penalty]).",
+           InHalfOpenRange(-0.99, 0.5)},
           {"friction_angle", 30.0, "deg",
            "Friction angle phi of the Drucker-Prager cone (as sand_pile); tan(phi) stands for Uehara's mu_r, the "
            "tangent of the repose angle, since a cohesionless Drucker-Prager pile rests at phi.",
@@ -259,10 +260,12 @@ ScenarioInfo SphereIntoSandInfo() {
           {"sphere_diameter", 0.06, "m",
            "Diameter D of the sphere: six grid cells at the default spacing, a third of the bed's width.", Positive()},
           {"sphere_density", 7800.0, "kg/m^3",
-           "Density rho_b of the sphere: steel, the heavy sphere of seed 001 (4.9 times the sand's density).",
+           "Density rho_b of the sphere: steel, the heavy sphere of [ding_schroeder_penalty] (4.9 times the sand's "
+           "density).",
            Positive()},
           {"sphere_mu", 0.9, "1",
-           "Friction coefficient between the sphere and the sand (seed 001 Table 1, sandbox_sph).", NonNegative()},
+           "Friction coefficient between the sphere and the sand ([ding_schroeder_penalty] Table 1, sandbox_sph).",
+           NonNegative()},
           {"drop_height", 0.1, "m",
            "Free-fall height h from the sphere's bottom to the sand's surface (impact speed sqrt(2 g h) = 1.4 m/s); "
            "the sphere starts one grid cell above the surface at the speed of the remaining fall, so it must exceed "
@@ -281,7 +284,8 @@ ScenarioInfo SphereIntoSandInfo() {
                      "at 0.005 m)."),
           WithReason(ParticlesPerCellSpec(8.0), "Eight, as sand_pile: particle spacing h/2 = 5 mm."),
           WithReason(TimeStepSpec(0.001),
-                     "1 ms as seed 001: at the impact speed of 1.4 m/s the sphere moves 1.4 mm, under a third of a "
+                     "1 ms as [ding_schroeder_penalty]: at the impact speed of 1.4 m/s the sphere moves 1.4 mm, under "
+                     "a third of a "
                      "particle spacing, per step, and its deceleration spans about 30 steps."),
           WithReason(DurationSpec(0.25),
                      "The sphere stops within about 40 ms; the rest lets the bed's ringing under it decay (under "

@@ -1,5 +1,5 @@
 #pragma once
-// sphere_into_sand (seed 001 Fig. 14, "sandbox_sph", reduced to the sphere alone: no robot):
+// sphere_into_sand ([ding_schroeder_penalty] Fig. 14, "sandbox_sph", reduced to the sphere alone: no robot):
 // a heavy rigid sphere drops onto a flat bed of Drucker–Prager sand held in a square
 // container and buries itself in it.
 //

@@ -153,25 +153,25 @@ std::unique_ptr<Scenario> MakeSqueezedCube() {
 }  // namespace
 
 ScenarioInfo SqueezedCubeInfo() {
-  ScenarioInfo info{
-      "squeezed_cube",
-      "elastic MPM cube held by friction between two force-driven panels (seed 000 Fig. 6)",
-      {
-          {"squeeze_force", 10.0, "N", "Constant force pushing each panel toward the cube (seed 000).", Positive()},
-          {"mu", 0.8, "1", "Friction coefficient between cube and panels (spec E5).", NonNegative()},
-          {"cube_side", 0.1, "m", "Edge length of the cube.", Positive()},
-          {"cube_mass", 0.4, "kg", "Mass of the cube; sets its density.", Positive()},
-          {"youngs_modulus", 1e5, "Pa", "Young's modulus of the cube.", Positive()},
-          {"poisson_ratio", 0.4, "1", "Poisson's ratio of the cube.", InHalfOpenRange(0.0, 0.5)},
-          {"averaging_window", 0.5, "s", "Trailing window of the steady-state statistics.", Positive()},
-          GravitySpec(),
-          GridSpacingSpec(0.01),
-          ParticlesPerCellSpec(8.0),
-          TimeStepSpec(1e-3),
-          DurationSpec(2.0),
-      },
-      &MakeSqueezedCube,
-      {"grid_spacing=0.02", "dt=0.002", "averaging_window=0.004", "duration=0.01"}};
+  ScenarioInfo info{"squeezed_cube",
+                    "elastic MPM cube held by friction between two force-driven panels ([zong2024convex] Fig. 6)",
+                    {
+                        {"squeeze_force", 10.0, "N",
+                         "Constant force pushing each panel toward the cube ([zong2024convex]).", Positive()},
+                        {"mu", 0.8, "1", "Friction coefficient between cube and panels (spec E5).", NonNegative()},
+                        {"cube_side", 0.1, "m", "Edge length of the cube.", Positive()},
+                        {"cube_mass", 0.4, "kg", "Mass of the cube; sets its density.", Positive()},
+                        {"youngs_modulus", 1e5, "Pa", "Young's modulus of the cube.", Positive()},
+                        {"poisson_ratio", 0.4, "1", "Poisson's ratio of the cube.", InHalfOpenRange(0.0, 0.5)},
+                        {"averaging_window", 0.5, "s", "Trailing window of the steady-state statistics.", Positive()},
+                        GravitySpec(),
+                        GridSpacingSpec(0.01),
+                        ParticlesPerCellSpec(8.0),
+                        TimeStepSpec(1e-3),
+                        DurationSpec(2.0),
+                    },
+                    &MakeSqueezedCube,
+                    {"grid_spacing=0.02", "dt=0.002", "averaging_window=0.004", "duration=0.01"}};
   // Panels 0.02 × 0.15 × 0.15 m (spec E5).
   const std::vector<ParameterSpec> panels = PanelParameterSpecs(0.02, 0.15);
   info.parameters.insert(info.parameters.end(), panels.begin(), panels.end());

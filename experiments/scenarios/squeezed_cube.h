@@ -1,5 +1,5 @@
 #pragma once
-// squeezed_cube (seed 000 §VII-E Fig. 6, seed 002 §VI-A Fig. 2, spec-sap-qn E5): an elastic
+// squeezed_cube ([zong2024convex] §VII-E Fig. 6, [yu2025async] §VI-A Fig. 2, spec-sap-qn E5): an elastic
 // MPM cube held by friction between two rigid panels, each on a prismatic joint along x and
 // pushed toward the cube by a constant force, with gravity along −z. In steady state each
 // panel carries the squeeze force normal to its face and half the cube's weight.

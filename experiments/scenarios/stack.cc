@@ -216,14 +216,15 @@ std::unique_ptr<Scenario> MakeStack() {
 ScenarioInfo StackInfo() {
   ScenarioInfo info{
       "stack",
-      "rigid and MPM blocks stacked on a static ground stand without drift (seed 001 Fig. 3 right)",
+      "rigid and MPM blocks stacked on a static ground stand without drift ([ding_schroeder_penalty] Fig. 3 right)",
       {
           {"layers", std::string("rmrmr"), "",
            "Blocks from the ground up, r a free rigid box and m an elastic MPM block; rmrmr mixes three rigid and two "
-           "deformable blocks as seed 001 Fig. 3 right (which gives no order).",
+           "deformable blocks as [ding_schroeder_penalty] Fig. 3 right (which gives no order).",
            CheckLayers},
           {"mu", 0.2, "1",
-           "Friction coefficient of the ground and the rigid blocks; the garbled stack row of seed 001 Table 1 reads "
+           "Friction coefficient of the ground and the rigid blocks; the garbled stack row of [ding_schroeder_penalty] "
+           "Table 1 reads "
            "0.2 (spec 4.3).",
            NonNegative()},
           {"block_size", 0.1, "m", "Edge length of every cubic block ([P] gives none; spec A14).", Positive()},

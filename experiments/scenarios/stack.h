@@ -1,5 +1,5 @@
 #pragma once
-// stack ([P] = seed 001 Fig. 3 right, spec-penalty-hybrid §4.2 row "stack", §4.4 "stacks and
+// stack ([P] = [ding_schroeder_penalty] Fig. 3 right, spec-penalty-hybrid §4.2 row "stack", §4.4 "stacks and
 // pyramids"): cubic blocks stacked on a static ground, each a free rigid box or an elastic
 // MPM block, one letter per block of the key `layers` from the ground up ("rmrmr": three
 // rigid and two deformable blocks, the mixture of [P]'s figure; [P] does not give the order).

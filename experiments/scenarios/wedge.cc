@@ -215,7 +215,7 @@ double WedgeFrictionThreshold(double total_mass, double gravity, double total_wa
 ScenarioInfo WedgeInfo() {
   ScenarioInfo info{
       "wedge",
-      "two blocks squeezed between fixed vertical walls: jam by friction or slide (seed 001 Fig. 8)",
+      "two blocks squeezed between fixed vertical walls: jam by friction or slide ([ding_schroeder_penalty] Fig. 8)",
       {
           {"mu", 0.25, "1",
            "Friction coefficient of the walls and rigid blocks; [P] wdg_rm jams at 0.25 and slides at 0.1.",

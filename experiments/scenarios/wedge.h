@@ -1,5 +1,5 @@
 #pragma once
-// wedge ([P] = seed 001 Fig. 8, spec-penalty-hybrid §4.2 rows wdg_rm / fall, §4.7 item 7):
+// wedge ([P] = [ding_schroeder_penalty] Fig. 8, spec-penalty-hybrid §4.2 rows wdg_rm / fall, §4.7 item 7):
 // two cubic blocks side by side between two fixed vertical walls, pressed together by a
 // slight initial overlap with the walls, with gravity on. With enough friction the pair
 // jams and never slides down; with too little it slides.

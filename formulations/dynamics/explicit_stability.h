@@ -5,7 +5,7 @@
 //   δt ≤ cfl · h / (c + v_max),
 // c the largest dilatational wave speed √((λ + 2μ)/ρ) of the world's materials, v_max the
 // largest particle speed or rigid surface speed |v| + |ω| r of a moving body
-// (spec-penalty-hybrid §1.10; the thesis, seed 004 §5.6, bounds particle motion by CFL · h).
+// (spec-penalty-hybrid §1.10; the thesis, [han2020thesis] §5.6, bounds particle motion by CFL · h).
 #include "formulations/world.h"
 
 namespace contactlab::dynamics {

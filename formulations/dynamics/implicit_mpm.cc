@@ -164,7 +164,7 @@ ParameterSpec PlasticityTimingSpec(const std::string& key) {
           "yield surface (drucker_prager: Hencky elasticity with its shear capped at the cone's radius of the "
           "step's start; linear_corotated with a yield stress: its shear capped at the von Mises cylinder); the "
           "return mapping still follows the step. after_step: every return mapping after the solve, the step "
-          "elastic. auto: in_step for drucker_prager (A13: sand), after_step for von Mises (seed 000 lags it, "
+          "elastic. auto: in_step for drucker_prager (A13: sand), after_step for von Mises ([zong2024convex] lags it, "
           "eqs. 22-26).",
           OneOf(ChoiceNames(PlasticityTimingNames()))};
 }
@@ -197,7 +197,7 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
   const double spacing = grid.spacing();
   const double inverse_inertia = mpm::ApicInverseInertiaScale(spacing);  // D⁻¹ = 4/h²
 
-  // 1. Active nodes m_i > 0 in grid node order and vⁿ_i = (m v)_i / m_i (seed 000 eq. 9).
+  // 1. Active nodes m_i > 0 in grid node order and vⁿ_i = (m v)_i / m_i ([zong2024convex] eq. 9).
   const int node_count = grid.num_nodes();
   active_nodes_.clear();
   active_index_of_node_.assign(node_count, -1);
@@ -424,7 +424,7 @@ Matrix9 ImplicitMpm::ParticleStressDerivative(const MaterialData& material, int 
 }
 
 Matrix3 ImplicitMpm::DeformationGradient(const CellGroup& group, int particle, const Eigen::VectorXd& velocity) const {
-  // F_p(v) = (I + Δt Σ_i v_i a_ipᵀ) F_pⁿ = F_pⁿ + Δt Σ_i v_i g_ipᵀ  (seed 000 eq. 14).
+  // F_p(v) = (I + Δt Σ_i v_i a_ipᵀ) F_pⁿ = F_pⁿ + Δt Σ_i v_i g_ipᵀ  ([zong2024convex] eq. 14).
   Matrix3 velocity_sum = Matrix3::Zero();
   const std::array<Vector3, kStencilSize>& strain_weights = strain_weights_[particle];
   for (int i = 0; i < kStencilSize; ++i) {
@@ -448,7 +448,7 @@ double ImplicitMpm::Energy(const Eigen::VectorXd& velocity) const {
           initial_volumes_[s] * ParticleEnergyDensity(material, s, DeformationGradient(group, s, velocity));
     }
   }
-  // Inertia and gravity: ½ (v − vⁿ)ᵀ M (v − vⁿ) − Δt vᵀ M g  (seed 000 eq. 16).
+  // Inertia and gravity: ½ (v − vⁿ)ᵀ M (v − vⁿ) − Δt vᵀ M g  ([zong2024convex] eq. 16).
   double energy = 0.0;
   for (int active = 0; active < num_active_nodes(); ++active) {
     const Vector3 node_velocity = velocity.segment<3>(3 * active);

@@ -1,5 +1,5 @@
 #pragma once
-// The implicit MPM free motion of one time step (seed 000 eqs. 11–16, spec-sap-qn §1.1.3):
+// The implicit MPM free motion of one time step ([zong2024convex] eqs. 11–16, spec-sap-qn §1.1.3):
 // the grid velocities v of the active nodes minimize
 //   E(v) = ½ (v − vⁿ)ᵀ M (v − vⁿ) − Δt vᵀ M g + Σ_p V_p⁰ Ψ(F_p(v)),
 // with M = diag(m_i I₃) the lumped mass, vⁿ the APIC grid velocities from P2G, and the
@@ -7,7 +7,7 @@
 //   F_p(v) = (I + Δt Σ_i v_i a_ipᵀ) F_pⁿ,   a_ip = w_ip D⁻¹ (x_i − x_p),   D⁻¹ = 4/h².
 // a_ip is the MLS-MPM velocity-gradient weight (Hu et al. 2018): it is the update the shared
 // G2P applies (F ← (I + Δt C_p) F with C_p = Σ_i v_i a_ipᵀ), so the energy minimized here is
-// exactly the one the particles end up with. (Seed 000 eq. 14 writes ∇w_ip instead; with
+// exactly the one the particles end up with. ([zong2024convex] eq. 14 writes ∇w_ip instead; with
 // quadratic B-splines the two differ by O(h) and the MLS form keeps a single F update.)
 // F_pⁿ is the elastic gradient F^E and Ψ uses the particle's stored reference rotation R0.
 // The return mapping follows the step; where the PlasticityTiming puts a model inside the
@@ -48,7 +48,7 @@ using mpm::Matrix9;
 using mpm::Vector3;
 
 // When a plastic material's return mapping acts in an implicit step (spec-penalty-hybrid A13):
-// after the step's solve (kAfterStep, lagged: the step is elastic, as seed 000 does for the
+// after the step's solve (kAfterStep, lagged: the step is elastic, as [zong2024convex] does for the
 // von Mises dough), or, for models that offer it (mpm::ConstitutiveModel::
 // has_in_step_plasticity: Drucker–Prager, von Mises), inside it (kInStep): the solve
 // minimizes the model's step energy, whose stress stays on the yield surface, and the return
@@ -68,7 +68,7 @@ enum class StressTangent { kProjected, kExact };
 
 struct ImplicitMpmOptions {
   // Newton stops when ‖M^(-1/2) ∇E‖ ≤ tolerance · max(‖M^(1/2) v‖, ‖M^(-1/2) Δt k‖)
-  // (spec §5 Z2, SAP-style scaling; k the elastic forces) [-]. Seed 000 uses 1e-6.
+  // (spec §5 Z2, SAP-style scaling; k the elastic forces) [-]. [zong2024convex] uses 1e-6.
   double relative_tolerance = 1.0e-6;
   // Newton iterations for nonlinear models (the linear corotated model takes one).
   int max_newton_iterations = 50;

@@ -2,8 +2,8 @@
 // Rigid–rigid contact as SAP constraints over the rigid unknowns, shared by every
 // formulation that resolves it through a convex problem:
 //   sap             appends the constraints to its one problem over [v_rigid; v_MPM]
-//                   (seed 000: rigid and grid DoFs in the same SAP solve);
-//   quasi_newton    the rigid step of eq. 3 (seed 002) becomes the convex problem
+//                   ([zong2024convex]: rigid and grid DoFs in the same SAP solve);
+//   quasi_newton    the rigid step of eq. 3 ([yu2025async]) becomes the convex problem
 //                   min ½‖v − v*‖²_A − vᵀ p_MPM + Σ ℓ_c(J v + b) over the rigid DoFs, with
 //                   p_MPM the MPM impulse accumulated over the substeps;
 //   hybrid_impulse  the same rigid step after each substep's impulse exchange (the thesis

@@ -1,7 +1,7 @@
 #pragma once
 // explicit_projection: the baseline the seeds compare against, not one of the four compared
-// methods. Seed 000 §VII-E (Fig. 6, 7) and seed 002 §VI-A (Fig. 2) run ManiSkill2's coupling
-// [gu2023maniskill2], which seed 000 describes as an explicit exchange of contact impulses in
+// methods. [zong2024convex] §VII-E (Fig. 6, 7) and [yu2025async] §VI-A (Fig. 2) run ManiSkill2's coupling
+// [gu2023maniskill2], which [zong2024convex] describes as an explicit exchange of contact impulses in
 // every step, the MPM advancing in explicit substeps within the rigid step. Genesis [genesis2024] ships a coupling of
 // this kind too (not checked against its code here). In the terms of this project:
 //   explicit MLS-MPM substeps (δt ≤ cfl · h / (c + v_max)) on one grid;
@@ -15,7 +15,7 @@
 // The projection does not see the body's inertia: a node pressed by a light body or pressing
 // on one is stopped as if by an immovable wall, and the body receives the whole momentum the
 // node lost in that substep. Where the body should rest in stiction the impulses alternate
-// in sign from substep to substep, which is the oscillation seed 000 Fig. 6 shows. Static
+// in sign from substep to substep, which is the oscillation [zong2024convex] Fig. 6 shows. Static
 // bodies take the same projection (the shared step does them before and after the moving
 // ones); bodies chosen as grid walls keep their wall condition (contact/grid_boundary.h).
 // The substep loop, the walls and the rigid step are the ones hybrid_impulse uses

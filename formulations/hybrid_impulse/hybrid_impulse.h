@@ -1,6 +1,6 @@
 #pragma once
 // hybrid_impulse: explicit MPM coupled to rigid bodies by velocity-level impulses with
-// Coulomb friction — the two-grid method of Han's thesis, ch. 6 (seed 004 §6.2–6.3),
+// Coulomb friction — the two-grid method of Han's thesis, ch. 6 ([han2020thesis] §6.2–6.3),
 // adapted to plain MPM with the corrections of spec-penalty-hybrid §3.5 and the strategy
 // of §3.6:
 //   grid 2 holds the MPM particles (APIC P2G with the MLS stress impulse);

@@ -1,5 +1,5 @@
 #pragma once
-// The contact pairs of the penalty method (seed 001 §2.2, spec-penalty-hybrid §2.6, §2.12):
+// The contact pairs of the penalty method ([ding_schroeder_penalty] §2.2, spec-penalty-hybrid §2.6, §2.12):
 // one per (particle, touched geometry), each holding the committed attachment point X in the
 // geometry's own frame, so that a sticking contact on a moving body never drifts. Pairs are
 // created on first penetration, keep X fixed during a step, and at the end of the step

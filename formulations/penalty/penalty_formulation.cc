@@ -34,16 +34,17 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
   return {
       AutoParameter(
           "penalty.stiffness", 0.0, "N/m",
-          "Spring stiffness k of MPM-particle contacts (seed 001 sets an absolute k per experiment). auto: per "
+          "Spring stiffness k of MPM-particle contacts ([ding_schroeder_penalty] sets an absolute k per experiment). "
+          "auto: per "
           "pair the stiffer of m_p (2 pi/dt)^2 (a spring of period dt on the particle mass, which Newton "
           "resolves in a few iterations) and |f|/(penalty.penetration_fraction h), f the pair's force at the end "
           "of the previous step (a loaded pair settles that fraction of h deep). A number sets k for every pair.",
           Positive()),
-      AutoParameter(
-          "penalty.rigid_stiffness", 0.0, "N/m",
-          "Spring stiffness k of rigid-surface-sample contacts (seed 001 uses a separate k per contact kind). "
-          "auto: the rule of penalty.stiffness with the sample's share M/N of its body mass.",
-          Positive()),
+      AutoParameter("penalty.rigid_stiffness", 0.0, "N/m",
+                    "Spring stiffness k of rigid-surface-sample contacts ([ding_schroeder_penalty] uses a separate k "
+                    "per contact kind). "
+                    "auto: the rule of penalty.stiffness with the sample's share M/N of its body mass.",
+                    Positive()),
       {"penalty.penetration_fraction", defaults.contact.penetration_fraction, "1",
        "Penetration of a loaded pair under the auto stiffness, as a fraction of h: 1% keeps resting contact far below "
        "the grid scale.",
@@ -53,9 +54,12 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
        "gravity velocity change (spec A2, relative form).",
        Positive()},
       {"penalty.max_newton_iterations", std::int64_t{defaults.newton.max_iterations}, "1",
-       "Newton iterations per step before the step is kept unconverged (seed 001: 1000, never reached).", Positive()},
+       "Newton iterations per step before the step is kept unconverged ([ding_schroeder_penalty]: 1000, never "
+       "reached).",
+       Positive()},
       {"penalty.gmres_iterations", std::int64_t{defaults.newton.gmres_iterations}, "1",
-       "GMRES iterations in its single cycle per Newton iteration (seed 001 §5: at most 20).", Positive()},
+       "GMRES iterations in its single cycle per Newton iteration ([ding_schroeder_penalty] §5: at most 20).",
+       Positive()},
       {"penalty.gmres_tolerance", defaults.newton.gmres_relative_tolerance, "1",
        "GMRES stops when the linear residual drops below this fraction of the Newton residual (inexact Newton, spec "
        "A4).",
@@ -269,7 +273,7 @@ FormulationInfo PenaltyInfo() {
   return FormulationInfo{
       "penalty",
       "implicit MPM and rigid bodies with penalty springs to relaxing attachments, stabilized Newton "
-      "with GMRES (seed 001)",
+      "with GMRES ([ding_schroeder_penalty])",
       PenaltyOptions::Specs(), &MakePenalty};
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The `penalty` formulation (seed 001, Ding & Schroeder; spec-penalty-hybrid §2): MPM grid
+// The `penalty` formulation ([ding_schroeder_penalty], Ding & Schroeder; spec-penalty-hybrid §2): MPM grid
 // velocities and rigid generalized velocities advance together by backward Euler; contact is
 // a zero-length spring f = k (P(X, Z) − Z) from each contact particle Z (MPM particle or
 // rigid surface sample) to an attachment point X on the touched geometry, relaxed along the
@@ -31,15 +31,15 @@ struct PenaltyOptions {
   PenaltyContactOptions contact;
   StabilizedNewtonOptions newton;
   // Newton stops when ‖g̃‖ ≤ newton_tolerance · ResidualScale() [-] (spec A2: a relative
-  // tolerance, since seed 001's absolute τ = 1 depends on its unstated mass scale).
+  // tolerance, since [ding_schroeder_penalty]'s absolute τ = 1 depends on its unstated mass scale).
   double newton_tolerance = 1.0e-5;
   // Spacing of the surface samples that make rigid bodies' "particles" [m]; 0 uses half
   // the grid spacing.
   double sample_spacing = 0.0;
-  // When a plastic material's return mapping acts (dynamics::PlasticityTiming). Seed 001 says
+  // When a plastic material's return mapping acts (dynamics::PlasticityTiming). [ding_schroeder_penalty] says
   // its solver also stabilizes Drucker–Prager sand, which reads as the projection inside the
   // force evaluation (spec-penalty-hybrid A13): auto puts the sand inside the step, the von
-  // Mises dough (not in seed 001) after it, as sap does.
+  // Mises dough (not in [ding_schroeder_penalty]) after it, as sap does.
   dynamics::PlasticityTiming plasticity = dynamics::PlasticityTiming::kAuto;
 
   static std::vector<ParameterSpec> Specs();

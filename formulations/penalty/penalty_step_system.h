@@ -1,5 +1,5 @@
 #pragma once
-// The backward Euler equations of one penalty-coupled step (seed 001 §3, spec-penalty-hybrid
+// The backward Euler equations of one penalty-coupled step ([ding_schroeder_penalty] §3, spec-penalty-hybrid
 // §2.7–2.9) as a NonlinearSystem for the stabilized Newton solver.
 //
 // Unknowns x = [v; u]: the end-of-step velocities v of the active grid nodes (three each, in
@@ -47,7 +47,7 @@ struct PenaltyContactOptions {
   bool box_as_mesh = false;
 };
 
-// The derived stiffness of a pair (spec-penalty-hybrid A1 leaves k to the user; seed 001 sets
+// The derived stiffness of a pair (spec-penalty-hybrid A1 leaves k to the user; [ding_schroeder_penalty] sets
 // it per experiment): the stiffer of
 //   m (2π/Δt)²            a spring of period Δt on the particle's mass m (an MPM particle's,
 //                         or a rigid sample's share M/N of its body): the stiffest spring

@@ -1,5 +1,5 @@
 #pragma once
-// The stabilized Newton solver of seed 001 §3 (spec-penalty-hybrid §2.10–2.11, A3–A5) for a
+// The stabilized Newton solver of [ding_schroeder_penalty] §3 (spec-penalty-hybrid §2.10–2.11, A3–A5) for a
 // square nonlinear system g(x) = 0 whose Jacobian H = ∂g/∂x is not symmetric:
 //   * merit function E(x) = ½‖g(x)‖², with ∇E = Hᵀg;
 //   * direction: inexact Newton, H Δx ≈ −g by one cycle of right-preconditioned GMRES
@@ -8,8 +8,8 @@
 //     ‖ρ‖ < ‖g‖); when GMRES stagnates the direction falls back to −Hᵀg;
 //   * step: strong Wolfe line search on E (solvers/wolfe_line_search.h);
 //   * stop: ‖g‖ ≤ τ_g (the equations hold) or ‖Hᵀg‖ ≤ τ_s (a stationary point of E, which
-//     may not be a solution; seed 001 never saw one). Unconverged steps are kept and
-//     reported, as seed 001 does.
+//     may not be a solution; [ding_schroeder_penalty] never saw one). Unconverged steps are kept and
+//     reported, as [ding_schroeder_penalty] does.
 #include <string>
 #include <vector>
 
@@ -49,9 +49,9 @@ struct StabilizedNewtonOptions {
   double residual_tolerance = 1.0e-8;
   // Stop when ‖Hᵀg‖ ≤ stationarity_tolerance [units of Hᵀg]: E cannot be lowered further.
   double stationarity_tolerance = 1.0e-12;
-  // Newton iterations before giving up (seed 001: 1000, never reached).
+  // Newton iterations before giving up ([ding_schroeder_penalty]: 1000, never reached).
   int max_iterations = 1000;
-  // GMRES iterations in its single cycle (seed 001 §5: at most 20).
+  // GMRES iterations in its single cycle ([ding_schroeder_penalty] §5: at most 20).
   int gmres_iterations = 20;
   // GMRES stops once ‖HΔx + g‖ ≤ this · ‖g‖ [-]: inexact Newton (spec A4: about 1e-3).
   double gmres_relative_tolerance = 1.0e-3;

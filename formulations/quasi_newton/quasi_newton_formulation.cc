@@ -276,7 +276,7 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
           "quasi_newton.substeps", std::int64_t{0}, "1",
           "MPM substeps N per rigid step; auto: the smallest N with (dt/N)(c + v_max)/h <= quasi_newton.cfl at "
           "each step (c: dilatational wave speed, v_max: fastest particle or rigid surface), the rule of "
-          "hybrid_impulse; seed 003 uses N = 10 at 10 ms.",
+          "hybrid_impulse; [yu2025async] uses N = 10 at 10 ms.",
           Positive()),
       {"quasi_newton.cfl", defaults.cfl, "1",
        "Courant number of the automatic substep, delta t (c + v_max)/h; 0.3 as hybrid_impulse.cfl.",
@@ -284,23 +284,24 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
       {"quasi_newton.max_substeps", std::int64_t{defaults.max_substeps}, "1",
        "Substeps allowed per step; a step that needs more is recorded as diverged.", Positive()},
       {"quasi_newton.relative_tolerance", defaults.solver.relative_tolerance, "1",
-       "eps_r of the scaled stopping rule of Algorithm 1; seed 003 uses 5e-2 (1e-2 for the shake test).",
+       "eps_r of the scaled stopping rule of Algorithm 1; [yu2025async] uses 5e-2 (1e-2 for the shake test).",
        NonNegative()},
       {"quasi_newton.stopping_frame", ChoiceName(defaults.stopping_frame, StoppingFrameNames()), "",
-       "Frame of the momentum term |M^1/2 v| in the stopping rule (spec Y1: seed 003 leaves the scaling open); the "
+       "Frame of the momentum term |M^1/2 v| in the stopping rule (spec Y1: [yu2025async] leaves the scaling open); "
+       "the "
        "problem is Galilean invariant, so the frame changes only where the solve stops. world: v as it is; "
        "touched_surfaces: the frame moving at the mean velocity of the rigid surfaces at the substep's contact "
        "particles; auto: per substep whichever of the two sees less momentum in v*, never looser than world, so a "
        "grip carried on a moving hand is solved as tightly as one at rest (README, close_lift_shake).",
        OneOf(ChoiceNames(StoppingFrameNames()))},
       {"quasi_newton.absolute_tolerance", defaults.solver.absolute_tolerance, "kg^0.5 m/s",
-       "eps_a of the stopping rule; seed 003 sets it to machine epsilon.", NonNegative()},
+       "eps_a of the stopping rule; [yu2025async] sets it to machine epsilon.", NonNegative()},
       {"quasi_newton.max_iterations", std::int64_t{defaults.solver.max_iterations}, "1",
        "Quasi-Newton iterations per substep before it is reported unconverged (spec Y1: 2000).", Positive()},
       AutoParameter(
           "quasi_newton.contact_margin", 0.0, "1",
           "Distance, as a fraction of h, within which particles outside a rigid surface become gap contacts (0: "
-          "inside only, as seed 003, which flickers in resting contact). auto: max(0.05, delta t (v_particle + g "
+          "inside only, as [yu2025async], which flickers in resting contact). auto: max(0.05, delta t (v_particle + g "
           "dt)/h), the farthest a particle closes on a surface in one substep.",
           NonNegative()),
       {"quasi_newton.stiffness_rule", ChoiceName(defaults.stiffness_rule, StiffnessRuleNames()), "",
@@ -324,15 +325,17 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
       {"quasi_newton.grid_update", ChoiceName(defaults.grid_update, GridUpdateNames()), "",
        "impulse: v = v* + M^-1 J^T gamma, exact momentum exchange at any tolerance (default: with the solver's v at "
        "eps_r 5e-2 the squeezed cube's panel forces sum to 1.045 m g); solver_velocity: the grid keeps the solver's v "
-       "(seed 003's Algorithm 1).",
+       "([yu2025async]'s Algorithm 1).",
        OneOf(ChoiceNames(GridUpdateNames()))},
       {"quasi_newton.warm_start", ChoiceName(defaults.warm_start, WarmStartNames()), "",
-       "Start of each substep's iteration. none: v* (Algorithm 1, seed 003). previous_impulses (beyond the paper): "
+       "Start of each substep's iteration. none: v* (Algorithm 1, [yu2025async]). previous_impulses (beyond the "
+       "paper): "
        "v* + M^-1 J^T gamma_prev, the forces the same (particle, body) contacts carried in the previous substep times "
        "this substep; the same minimizer, fewer iterations in resting contact. CPU backend only.",
        OneOf(ChoiceNames(WarmStartNames()))},
       {"quasi_newton.kinematic_poses", ChoiceName(defaults.kinematic_poses, KinematicPosesNames()), "",
-       "Poses of kinematic bodies during the substeps. step: frozen at t^n like every body (seed 003), so a moving "
+       "Poses of kinematic bodies during the substeps. step: frozen at t^n like every body ([yu2025async]), so a "
+       "moving "
        "pin jumps by a whole dt at the first substep; substep (beyond the paper): kinematic bodies and prescribed "
        "joints moved along their trajectories to the start of each substep (degrees of freedom stay at t^n).",
        OneOf(ChoiceNames(KinematicPosesNames()))},
@@ -343,10 +346,10 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
        OneOf(ChoiceNames(BackendNames()))},
   };
   for (ParameterSpec& spec : contact::ContactModelParameters::Specs()) {
-    // Seed 003 solves problem (8) with the lagged Hunt–Crossley model.
+    // [yu2025async] solves problem (8) with the lagged Hunt–Crossley model.
     if (spec.key == "contact.model") {
       spec.default_value = std::string("lagged");
-      spec.description = "Contact model: lagged (Hunt-Crossley, seed 003's choice) or sap_cone.";
+      spec.description = "Contact model: lagged (Hunt-Crossley, [yu2025async]'s choice) or sap_cone.";
     }
     specs.push_back(std::move(spec));
   }
@@ -764,7 +767,7 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
 
   // 3. The rigid step of eq. 3 with the accumulated MPM impulse (Algorithm B.3). Bodies that
   // touch each other or static geometry make it a convex problem over the rigid DoFs, as
-  // seed 002 solves it with Drake's SAP: free motion v* + A⁻¹ p_MPM, the rigid contacts at qⁿ
+  // [yu2025async] solves it with Drake's SAP: free motion v* + A⁻¹ p_MPM, the rigid contacts at qⁿ
   // (dynamics/rigid_contact_step.h).
   start = Clock::now();
   rigid_contacts_.Detect(world, rigid_dofs_, *rigid_contact_model_,
@@ -784,7 +787,7 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
   rigid_dofs_.Advance(world, dt, generalized_impulse + rigid_step.contact_impulse);
   report.timings.rigid += SecondsSince(start);
 
-  // Report: contacts per registration averaged over the substeps (seed 003's count, spec X8);
+  // Report: contacts per registration averaged over the substeps ([yu2025async]'s count, spec X8);
   // iterations, residual and convergence come from the solves recorded above.
   report.contacts = static_cast<int>(std::lround(contact_sum / substeps));
   dynamics::RecordWallImpulses(wall_impulses, dt, report);
@@ -803,7 +806,7 @@ std::unique_ptr<Formulation> MakeQuasiNewton(const ParameterSet& parameters) {
 FormulationInfo QuasiNewtonInfo() {
   return FormulationInfo{
       "quasi_newton",
-      "explicit MPM substeps weakly coupled to rigid bodies, block-diagonal quasi-Newton contact solve (seeds 002/003)",
+      "explicit MPM substeps weakly coupled to rigid bodies, block-diagonal quasi-Newton contact solve ([yu2025async])",
       QuasiNewtonFormulationOptions::Specs(), &MakeQuasiNewton};
 }
 

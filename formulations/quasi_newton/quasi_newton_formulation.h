@@ -1,6 +1,6 @@
 #pragma once
 // quasi_newton: asynchronous weak coupling of explicit MPM and rigid bodies with a parallel
-// block-diagonal quasi-Newton contact solve (seeds 002/003, Yu, Du et al.; spec-sap-qn §1.2).
+// block-diagonal quasi-Newton contact solve (Yu, Du et al. [yu2025async].; spec-sap-qn §1.2).
 //
 // One step of Δt (Algorithm B, spec §1.2.4):
 //   1. Rigid poses qⁿ and velocities vⁿ are frozen for the whole step; the rigid free motion
@@ -53,7 +53,7 @@ const ChoiceTable<StoppingFrame>& StoppingFrameNames();
 struct QuasiNewtonFormulationOptions {
   // N, MPM substeps per rigid step [-]; 0 is "auto": at the start of every step the
   // smallest N whose δt = Δt/N meets the explicit limit δt ≤ cfl · h / (c + v_max)
-  // (dynamics/explicit_stability.h), the rule `hybrid_impulse` substeps by. Seed 003 uses
+  // (dynamics/explicit_stability.h), the rule `hybrid_impulse` substeps by. [yu2025async] uses
   // N = 10 at Δt = 10 ms for its dough (c ≈ 5 m/s at h = 1/64 m) and N = 1 at 0.1 ms for the
   // squeezed cube; a fixed N beyond the limit diverges (spec Y3: k_d is explicit).
   int substeps = 0;
@@ -65,7 +65,7 @@ struct QuasiNewtonFormulationOptions {
   // ε_r, ε_a, iteration cap and line search of Algorithm 1.
   QuasiNewtonOptions solver;
   // The frame whose velocities the momentum term ‖M^½ v‖ of the stopping rule measures (spec
-  // Y1: seed 002 does not define the rule's scaling). Problem (8) is Galilean invariant
+  // Y1: [yu2025async] does not define the rule's scaling). Problem (8) is Galilean invariant
   // (Σ_i w_ip = 1): solved in a frame moving at u (ShiftToMovingFrame) it has the same
   // minimizer, and only the stopping rule sees the frame.
   //   "world"             v as it is (the rule read literally): the same grip carried on a
@@ -74,7 +74,7 @@ struct QuasiNewtonFormulationOptions {
   //                       at the substep's contact particles (0 against static geometry);
   //   "auto"              per substep, whichever of the two sees less momentum in v* (all
   //                       active grid nodes), so the rule is never looser than "world".
-  // Why: in close_lift_shake at seed 002's settings (Δt 0.1 ms, N 10, ε_r 1e-2) the shake (up
+  // Why: in close_lift_shake at [yu2025async]'s settings (Δt 0.1 ms, N 10, ε_r 1e-2) the shake (up
   // to 0.38 m/s) made ‖M^½ v‖ the rule's scale, and the rigid cube crept out of the grip (README,
   // quasi_newton). "touched_surfaces" alone loosens the rule where a moving body touches
   // material at rest: floating_box's heave grew from 0.5 to 1.7 mm. The material's own centre
@@ -82,7 +82,7 @@ struct QuasiNewtonFormulationOptions {
   // relative to the table, and a resting block's solve took 30 times longer.
   StoppingFrame stopping_frame = StoppingFrame::kAuto;
   // Distance, as a fraction of h, within which particles outside a rigid surface become gap
-  // contacts [-]. 0 registers only particles inside geometry, as seed 003 does at the start
+  // contacts [-]. 0 registers only particles inside geometry, as [yu2025async] does at the start
   // of every substep (§V-B: "a contact point for each particle that is inside a rigid
   // geometry", poses frozen at tⁿ). A particle pushed out to the surface then leaves the
   // problem and re-enters a few substeps later with v̂ = x₀/δt, so resting contact flickers.
@@ -131,7 +131,7 @@ struct QuasiNewtonFormulationOptions {
   StiffnessRule stiffness_rule = StiffnessRule::kAuto;
   double penetration_fraction = 0.01;       // [-], the target depth of "load" as a fraction of h
   double rigid_step_stiffness_ratio = 1.0;  // [-], κ of "rigid_step": Δt² λ_max(M⁻¹ K) per body
-  // What the grid keeps after the solve. "solver_velocity": the solver's v (seed 003's
+  // What the grid keeps after the solve. "solver_velocity": the solver's v ([yu2025async]'s
   // Algorithm 1 returns v and γ; γ goes to the rigid bodies). Unless the solve converged
   // exactly, M (v − v*) differs from Jᵀγ by the residual, so MPM + rigid momentum drifts by up
   // to ε_r of the momentum scale per substep. "impulse": v = v* + M⁻¹ Jᵀ γ(v), so both sides
@@ -147,21 +147,21 @@ struct QuasiNewtonFormulationOptions {
   // CUDA build and a GPU). "emulated": the device algorithms replayed serially on the host
   // (tests of the cuda path without a GPU; slow).
   Backend backend = Backend::kCpu;
-  // Where each substep's iteration starts. "none": v*, Algorithm 1 as seed 003 gives it.
+  // Where each substep's iteration starts. "none": v*, Algorithm 1 as [yu2025async] gives it.
   // "previous_impulses" (beyond the paper): v⁰ = v* + M⁻¹ Σ_p w_ip γ_p,prev, the impulses the
   // same particles received against the same bodies in the previous substep, so a resting
   // contact starts near its answer. The minimizer is the same; only the iteration count
   // changes (measured in the README's quasi_newton section). CPU backend only.
   WarmStart warm_start = WarmStart::kNone;
   // Where kinematic (prescribed) bodies stand during the substeps. "step": frozen at tⁿ with
-  // every other body, as seed 003 registers contacts against the poses qⁿ, so a moving pin
+  // every other body, as [yu2025async] registers contacts against the poses qⁿ, so a moving pin
   // jumps by a whole Δt before the first substep of each step. "substep" (beyond the paper):
   // kinematic bodies and the prescribed joints of the multibody tree (the dough's pin
   // carriers) moved along their trajectories to the start of each substep, as hybrid_impulse
   // moves them; the tree's degrees of freedom stay at tⁿ, as the weak coupling solves them in
   // the rigid step.
   KinematicPoses kinematic_poses = KinematicPoses::kStep;
-  // Contact model constants shared with `sap` (seed 003 uses the lagged model).
+  // Contact model constants shared with `sap` ([yu2025async] uses the lagged model).
   contact::ContactModelParameters contact;
 
   static std::vector<ParameterSpec> Specs();
@@ -228,7 +228,7 @@ class QuasiNewtonFormulation final : public Formulation {
   QuasiNewtonFormulationOptions options_;
   std::unique_ptr<contact::ContactModel> contact_model_;
   // The rigid step's model: SAP's regularized cone with the run's contact.* constants, as
-  // Drake's SAP solves seed 002's rigid step (dynamics::RigidStepContactParameters).
+  // Drake's SAP solves [yu2025async]'s rigid step (dynamics::RigidStepContactParameters).
   std::unique_ptr<contact::ContactModel> rigid_contact_model_;
   // Normal force [N] each particle's contact carried in the previous substep, and which
   // particles had one (stiffness_rule = load).

@@ -1,9 +1,9 @@
 #pragma once
-// The block-diagonal quasi-Newton solver of seed 003 (Algorithm 1; spec-sap-qn §1.2.3,
+// The block-diagonal quasi-Newton solver of [yu2025async] (Algorithm 1; spec-sap-qn §1.2.3,
 // Algorithm B.1 and kernels K1–K8) for the contact problem of one MPM substep (eq. 8):
 //   min_v ℓ_p(v) = ½ ‖v − v*‖²_M + Σ_p ℓ_c(v_c,p),   v_c,p = R_CW,p Σ_i w_ip v_i + b_p,
 // with M the lumped (diagonal) grid mass, v* the explicit free-motion grid velocity and one
-// convex contact cost per contact particle (contact_model.h; seed 003 uses "lagged").
+// convex contact cost per contact particle (contact_model.h; [yu2025async] uses "lagged").
 //
 // Each iteration evaluates the gradient r_i = m_i (v_i − v*_i) − Σ_p w_ip R_WC,p γ_p (eq. 9)
 // and only the 3 × 3 node-diagonal blocks H_i = m_i I + Σ_p w_ip² R_WC,p G_p R_CW,p of the
@@ -64,9 +64,9 @@ void ShiftToMovingFrame(const Vector3& frame_velocity, SubstepContactProblem& pr
 
 struct QuasiNewtonOptions {
   // Stop when ‖M^-½ r‖ < ε_a + ε_r max(‖M^½ v‖, ‖M^-½ j‖) (spec Y1; SAP's scaled rule).
-  // ε_r = 5e-2 is seed 003's default for every scene but the shake test (1e-2).
+  // ε_r = 5e-2 is [yu2025async]'s default for every scene but the shake test (1e-2).
   double relative_tolerance = 5.0e-2;
-  // ε_a [kg^½ m/s]: machine epsilon in double, as seed 003 ("machine epsilon").
+  // ε_a [kg^½ m/s]: machine epsilon in double, as [yu2025async] ("machine epsilon").
   double absolute_tolerance = 2.220446049250313e-16;
   // Iterations before the substep is reported unconverged (spec Y1: 2000).
   int max_iterations = 2000;

@@ -146,7 +146,7 @@ std::vector<ParameterSpec> SapOptions::Specs() {
   const SapOptions defaults;
   std::vector<ParameterSpec> specs = {
       {"sap.relative_tolerance", defaults.solver.relative_tolerance, "1",
-       "SAP optimality tolerance eps_r on the scaled gradient; seed 000 uses 1e-6.", Positive()},
+       "SAP optimality tolerance eps_r on the scaled gradient; [zong2024convex] uses 1e-6.", Positive()},
       {"sap.absolute_tolerance", defaults.solver.absolute_tolerance, "J^0.5",
        "SAP absolute tolerance eps_a for problems with zero momentum scale (Drake default).", NonNegative()},
       {"sap.max_iterations", std::int64_t{defaults.solver.max_iterations}, "1",
@@ -160,7 +160,7 @@ std::vector<ParameterSpec> SapOptions::Specs() {
           "schur path, where the dense one is cheap.",
           InHalfOpenRange(0.0, 1.0)),
       {"sap.free_motion_tolerance", defaults.free_motion.relative_tolerance, "1",
-       "Relative tolerance of the implicit MPM free motion (seed 000: 1e-6).", Positive()},
+       "Relative tolerance of the implicit MPM free motion ([zong2024convex]: 1e-6).", Positive()},
       {"sap.max_free_motion_iterations", std::int64_t{defaults.free_motion.max_newton_iterations}, "1",
        "Newton iterations for nonlinear materials in the free motion (linear corotated takes one).", Positive()},
       {"sap.linear_solver", ChoiceName(defaults.linear_solver, LinearSolverNames()), "",
@@ -183,7 +183,7 @@ std::vector<ParameterSpec> SapOptions::Specs() {
       AutoParameter(
           "sap.contact_margin", 0.0, "1",
           "Distance, as a fraction of h, within which particles outside a rigid surface become gap contacts "
-          "(0: inside only, as seed 000); it must cover how far particles and surfaces close in one step. "
+          "(0: inside only, as [zong2024convex]); it must cover how far particles and surfaces close in one step. "
           "auto: per step max(0.05, dt (v_particle + g dt + v_rigid)/h), the fastest particle and the fastest "
           "rigid surface point under the step's free motion.",
           NonNegative()),
@@ -609,7 +609,8 @@ std::unique_ptr<Formulation> MakeSap(const ParameterSet& parameters) {
 }  // namespace
 
 FormulationInfo SapInfo() {
-  return FormulationInfo{"sap", "implicit MPM and rigid bodies in one convex contact problem solved by SAP (seed 000)",
+  return FormulationInfo{"sap",
+                         "implicit MPM and rigid bodies in one convex contact problem solved by SAP ([zong2024convex])",
                          SapOptions::Specs(), &MakeSap};
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // sap: strong (monolithic) coupling of implicit MPM and rigid bodies through one convex
-// contact problem per step, solved with SAP — Zong, Jiang, Han 2024 (seed 000, Alg. 2;
+// contact problem per step, solved with SAP — Zong, Jiang, Han 2024 ([zong2024convex], Alg. 2;
 // spec-sap-qn §1.1). One step tⁿ → tⁿ⁺¹:
 //   1. P2G of mass and APIC momentum (eq. 9);
 //   2. MPM free motion: v*_MPM minimizes the implicit energy (eqs. 15–16), A_MPM its Hessian;
@@ -37,9 +37,9 @@ const ChoiceTable<DelassusEstimate>& DelassusEstimateNames();
 const ChoiceTable<WarmStart>& WarmStartNames();
 
 struct SapOptions {
-  // Newton solver of the contact problem (relative tolerance ε_r = 1e-6 as in seed 000).
+  // Newton solver of the contact problem (relative tolerance ε_r = 1e-6 as in [zong2024convex]).
   solvers::SapSolverOptions solver;
-  // Implicit MPM free motion (relative tolerance 1e-6 as in seed 000).
+  // Implicit MPM free motion (relative tolerance 1e-6 as in [zong2024convex]).
   dynamics::ImplicitMpmOptions free_motion;
   // "schur": dense SAP on [v_rigid; v_P] after the Schur complement (spec §1.3.6);
   // "full": sparse SAP on every grid unknown (CHOLMOD on H each iteration);
@@ -66,11 +66,11 @@ struct SapOptions {
   // squeezing contact, where v* is far from the answer (README, sap speed).
   WarmStart warm_start = WarmStart::kLowerCost;
   // When a plastic material's return mapping acts (dynamics::PlasticityTiming): auto puts
-  // Drucker–Prager sand inside the step and seed 000's von Mises dough after it.
+  // Drucker–Prager sand inside the step and [zong2024convex]'s von Mises dough after it.
   dynamics::PlasticityTiming plasticity = dynamics::PlasticityTiming::kAuto;
   // Particles outside a rigid geometry but closer to it than the margin also become
   // contacts, with a negative penetration (a gap): such a constraint only acts if the
-  // particle would cross the surface within the step. Seed 000 registers particles inside
+  // particle would cross the surface within the step. [zong2024convex] registers particles inside
   // geometry only (margin 0); then a particle pushed back to the surface leaves contact,
   // falls in again a few steps later and is pushed out with v̂ = x₀/Δt, so resting and
   // rolling bodies hop (measured on ball_on_slope: 0.7 contacts per step and a 10% error at

@@ -1,6 +1,6 @@
 #pragma once
 // The SAP solver (Castro, Permenter, Han 2022; spec-sap-qn §1.3.1–1.3.3) for the convex
-// contact problem of one time step (seed 000 eq. 7):
+// contact problem of one time step ([zong2024convex] eq. 7):
 //   min_v ℓ(v) = ½ ‖v − v*‖²_A + Σ_c ℓ_c(J_c v + b_c),
 // with A symmetric positive definite, v* the free-motion velocity, and one convex contact
 // cost ℓ_c per constraint (contact_model.h). Newton's method on ℓ: gradient
@@ -86,7 +86,7 @@ class DenseSapLinearSystem final : public SapLinearSystem {
 };
 
 struct SapSolverOptions {
-  // ε_r of the optimality rule ‖D ∇ℓ‖ ≤ ε_a + ε_r max(‖D A v‖, ‖D Jᵀγ‖) [-]; seed 000 uses
+  // ε_r of the optimality rule ‖D ∇ℓ‖ ≤ ε_a + ε_r max(‖D A v‖, ‖D Jᵀγ‖) [-]; [zong2024convex] uses
   // 1e-6 for every experiment.
   double relative_tolerance = 1.0e-6;
   // ε_a [√J]: guards problems whose momentum scale is zero (Drake default 1e-14).

@@ -53,8 +53,9 @@ const std::vector<ConstitutiveModelEntry>& ConstitutiveModelRegistry() {
          return std::make_unique<FixedCorotatedModel>(constants.lame);
        }},
       {"linear_corotated",
-       "linear corotated elasticity about the lagged rotation (seed 000 eq. 19-21); with a yield stress, the lagged "
-       "von Mises return mapping (seed 000 Algorithm 1)",
+       "linear corotated elasticity about the lagged rotation ([zong2024convex] eq. 19-21); with a yield stress, the "
+       "lagged "
+       "von Mises return mapping ([zong2024convex] Algorithm 1)",
        MaterialKind::kSolid, true,
        [](const MaterialConstants& constants) -> std::unique_ptr<ConstitutiveModel> {
          return std::make_unique<LinearCorotatedModel>(constants.lame, constants.yield_stress);

@@ -7,7 +7,7 @@
 // constitutive_model.cc, which scene keys, parsing and construction read.
 //
 // Some models are defined relative to a reference rotation R0 that is lagged from the
-// previous time step (linear corotated, seed 000 eq. 19–21). Every call therefore takes
+// previous time step (linear corotated, [zong2024convex] eq. 19–21). Every call therefore takes
 // the particle's stored R0; models that do not need it ignore it.
 #include <memory>
 #include <string>
@@ -60,7 +60,7 @@ class ConstitutiveModel {
   // and UpdateState still projects after the step. Default: none.
   virtual bool has_in_step_plasticity() const { return false; }
   // Whether the implicit formulations use the step energy by default (`plasticity = auto`):
-  // models whose source lags the return mapping (seed 000's von Mises dough) say no.
+  // models whose source lags the return mapping ([zong2024convex]'s von Mises dough) say no.
   virtual bool in_step_plasticity_by_default() const { return false; }
   // The number the step's energy holds fixed, from the elastic gradient at the step's start.
   virtual double InStepState(const Matrix3& /*start_elastic_deformation_gradient*/) const { return 0.0; }

@@ -1,5 +1,5 @@
 #pragma once
-// Drucker–Prager sand (Klár et al. 2016 [`klar2016sand`], spec-penalty-hybrid §4.2, seed 001
+// Drucker–Prager sand (Klár et al. 2016 [`klar2016sand`], spec-penalty-hybrid §4.2, [ding_schroeder_penalty]
 // §6): Hencky (St. Venant–Kirchhoff in logarithmic strain) elasticity with a return mapping
 // onto the Drucker–Prager cone after every step.
 //

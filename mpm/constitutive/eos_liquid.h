@@ -1,5 +1,5 @@
 #pragma once
-// Weakly compressible equation-of-state liquid (seed 000 §VII-D names it; the form of
+// Weakly compressible equation-of-state liquid ([zong2024convex] §VII-D names it; the form of
 // Tampubolon et al. 2017 [`tampubolon2017sandwater`], spec-sap-qn §2.3): an energy of the
 // volume ratio J = det F alone,
 //   ψ(J) = κ (J − 1) − κ (J^{1−γ} − 1)/(1 − γ),   p = −ψ'(J) = κ (J^{−γ} − 1),

@@ -3,7 +3,7 @@
 namespace contactlab::mpm {
 double LinearCorotatedModel::EnergyDensity(const Matrix3& deformation_gradient,
                                            const Matrix3& reference_rotation) const {
-  // Ψ = μ_L‖Ê‖²_F + λ/2 tr(Ê)²  [Pa]; seed 000 eq. 19.
+  // Ψ = μ_L‖Ê‖²_F + λ/2 tr(Ê)²  [Pa]; [zong2024convex] eq. 19.
   const Matrix3 strain = Strain(deformation_gradient, reference_rotation);
   const double trace = strain.trace();
   return lame_.shear_modulus * strain.squaredNorm() + 0.5 * lame_.first_lame_parameter * trace * trace;

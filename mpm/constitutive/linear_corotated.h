@@ -1,5 +1,5 @@
 #pragma once
-// Linear corotated elasticity about a lagged reference rotation R0 (seed 000 eq. 19–21,
+// Linear corotated elasticity about a lagged reference rotation R0 ([zong2024convex] eq. 19–21,
 // spec-sap-qn §2.1):
 //   Ê = ½(R0ᵀF + FᵀR0) − I,  Ψ = μ_L‖Ê‖²_F + λ/2 tr(Ê)²,  P = R0(2μ_L Ê + λ tr(Ê) I).
 // Ψ is quadratic in F, so dP/dF is constant for a fixed R0. With a yield stress η > 0 the
@@ -21,7 +21,7 @@ class LinearCorotatedModel final : public ConstitutiveModel {
       : lame_(lame), yield_stress_(yield_stress) {}
 
   std::string_view name() const override { return "linear_corotated"; }
-  // Corotated strain Ê = ½(R0ᵀF + FᵀR0) − I  [-]; seed 000 eq. 19.
+  // Corotated strain Ê = ½(R0ᵀF + FᵀR0) − I  [-]; [zong2024convex] eq. 19.
   static Matrix3 Strain(const Matrix3& deformation_gradient, const Matrix3& reference_rotation) {
     const Matrix3 unrotated = reference_rotation.transpose() * deformation_gradient;
     return 0.5 * (unrotated + unrotated.transpose()) - Matrix3::Identity();
@@ -43,7 +43,7 @@ class LinearCorotatedModel final : public ConstitutiveModel {
   // Plasticity inside an implicit step (ConstitutiveModel; linear_corotated.cc): with a yield
   // stress, the energy whose deviatoric part is Huber-capped at the yield cylinder's radius
   // η/(2μ_L). The radius is constant, so the state is unused and the energy is the exact
-  // potential of the return mapping's stress. Not in the step by default: seed 000 lags it
+  // potential of the return mapping's stress. Not in the step by default: [zong2024convex] lags it
   // (eqs. 22-26).
   bool has_in_step_plasticity() const override { return is_plastic(); }
   double InStepEnergyDensity(const Matrix3& deformation_gradient, const Matrix3& reference_rotation,
@@ -63,7 +63,7 @@ class LinearCorotatedModel final : public ConstitutiveModel {
 
 inline Matrix3 LinearCorotatedModel::FirstPiolaStress(const Matrix3& deformation_gradient,
                                                       const Matrix3& reference_rotation) const {
-  // P = R0(2μ_L Ê + λ tr(Ê) I)  [Pa]; seed 000 eq. 21.
+  // P = R0(2μ_L Ê + λ tr(Ê) I)  [Pa]; [zong2024convex] eq. 21.
   const Matrix3 strain = Strain(deformation_gradient, reference_rotation);
   return reference_rotation *
          (2.0 * lame_.shear_modulus * strain + lame_.first_lame_parameter * strain.trace() * Matrix3::Identity());
@@ -75,7 +75,7 @@ inline void LinearCorotatedModel::UpdateState(Matrix3& elastic_deformation_gradi
     reference_rotation = ComputePolarRotation(elastic_deformation_gradient);
     return;
   }
-  // Lagged von Mises projection (seed 000 Alg. 1) and F = F^E F^P kept consistent.
+  // Lagged von Mises projection ([zong2024convex] Alg. 1) and F = F^E F^P kept consistent.
   const VonMisesReturnResult result =
       VonMisesReturnMap(elastic_deformation_gradient, reference_rotation, yield_stress_, lame_.shear_modulus);
   if (result.yielded) {

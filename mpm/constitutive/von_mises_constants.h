@@ -4,7 +4,7 @@
 
 namespace contactlab::mpm {
 
-// Below this reciprocal condition number of the 6x6 matrix of seed 000 eq. 26 the solve is
+// Below this reciprocal condition number of the 6x6 matrix of [zong2024convex] eq. 26 the solve is
 // treated as ill-conditioned. rcond = 1e-8 still leaves about 8 correct digits of Ṽ in double
 // precision; C is exactly singular when the relative rotation Q = R0ᵀR turns by 90° or 180°.
 constexpr double kVonMisesMinimumReciprocalCondition = 1e-8;

@@ -67,16 +67,16 @@ VonMisesReturnResult VonMisesReturnMap(const Matrix3& trial_elastic_deformation_
   }
   const Matrix3& trial = trial_elastic_deformation_gradient;
 
-  // Step 1: polar decomposition of the trial state, F^E = R V (seed 000 Algorithm 1); only R
+  // Step 1: polar decomposition of the trial state, F^E = R V ([zong2024convex] Algorithm 1); only R
   // is needed (Newton's iteration, the SVD's rotation up to rounding).
   const Matrix3 trial_rotation = ComputePolarRotation(trial);
 
   // Step 2: S = ½(R0ᵀF^E + F^EᵀR0) and its eigen-decomposition S = U diag(σ) Uᵀ
-  // (seed 000 eq. 23–24).
+  // ([zong2024convex] eq. 23–24).
   const Matrix3 unrotated = reference_rotation.transpose() * trial;
   const Matrix3 symmetric_stretch = 0.5 * (unrotated + unrotated.transpose());
 
-  // Yield test ‖σ − σ̄(1,1,1)‖ ≤ η/(2μ_L): a cylinder about (1,1,1) (seed 000 eq. 24). The
+  // Yield test ‖σ − σ̄(1,1,1)‖ ≤ η/(2μ_L): a cylinder about (1,1,1) ([zong2024convex] eq. 24). The
   // Frobenius norm is invariant under S → UᵀSU, so ‖σ − σ̄(1,1,1)‖ = ‖S − (tr S/3) I‖_F: the
   // elastic case (most particles, most steps) needs no eigen-decomposition.
   const double radius = yield_stress_pa / (2.0 * shear_modulus_pa);  // [-]
@@ -97,13 +97,13 @@ VonMisesReturnResult VonMisesReturnMap(const Matrix3& trial_elastic_deformation_
   const double deviatoric_norm = deviatoric.norm();
   result.yielded = true;
 
-  // Step 3: radial projection onto the cylinder, σ̃ = σ̄ + (r/‖σ − σ̄‖)(σ − σ̄) (seed 000 eq. 25).
+  // Step 3: radial projection onto the cylinder, σ̃ = σ̄ + (r/‖σ − σ̄‖)(σ − σ̄) ([zong2024convex] eq. 25).
   const Vector3 projected_sigma = Vector3::Constant(mean) + (radius / deviatoric_norm) * deviatoric;
 
   // Step 4: S̃ = U diag(σ̃) Uᵀ.
   const Matrix3 projected_stretch = eigenvectors * projected_sigma.asDiagonal() * eigenvectors.transpose();
 
-  // Step 4 (continued): solve ½(Q Ṽ + Ṽ Qᵀ) = S̃ for symmetric Ṽ, Q = R0ᵀR (seed 000
+  // Step 4 (continued): solve ½(Q Ṽ + Ṽ Qᵀ) = S̃ for symmetric Ṽ, Q = R0ᵀR ([zong2024convex]
   // eq. 26), with a fully pivoted LU.
   const Matrix3 relative_rotation = reference_rotation.transpose() * trial_rotation;
   // Eigen's rcond() estimate is only meaningful when no pivot fell below the rank

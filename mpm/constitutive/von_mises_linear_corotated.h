@@ -1,5 +1,5 @@
 #pragma once
-// Von Mises–type plasticity for the linear corotated model (seed 000 eq. 22–26,
+// Von Mises–type plasticity for the linear corotated model ([zong2024convex] eq. 22–26,
 // Algorithm 1; spec-sap-qn §2.2). The return mapping is applied once per particle at the
 // end of a step ("lagged"), so the implicit free-motion problem stays quadratic.
 #include "mpm/types.h"

@@ -1,4 +1,4 @@
-// Wall time of one substep's quasi-Newton contact solve (seed 003 Algorithm 1; spec-sap-qn
+// Wall time of one substep's quasi-Newton contact solve ([yu2025async] Algorithm 1; spec-sap-qn
 // §1.2.3, GPU strategies §6) on the CPU (SolveQuasiNewton, OpenMP) and on the GPU
 // (CudaQuasiNewtonSolver, including packing, upload and download), for a block of particles
 // pressed into a tilted plane (substep_problem_examples.h) with side² = 100, 1,024 and 10,000

@@ -1,10 +1,10 @@
-// Wall time of `quasi_newton` steps of dough_rolling (seed 002 Table I, issue 17) with the
+// Wall time of `quasi_newton` steps of dough_rolling ([yu2025async] Table I, issue 17) with the
 // table as a contact body and as a separating grid wall, from the scene file at its defaults
 // (Δt = 10 ms, ε_r = 5e-2), on the CPU (OpenMP) and on the GPU (quasi_newton.backend = cuda:
 // MPM substeps and the contact solve on the device). Each case times 20 steps after 70
 // untimed ones of the same formulation, while the pin presses into the dough.
 // Counters per step: ms, substeps, quasi-Newton iterations (summed over the substeps) and
-// particle contacts (averaged over the substeps). Run with OMP_NUM_THREADS=2 for seed 002's
+// particle contacts (averaged over the substeps). Run with OMP_NUM_THREADS=2 for [yu2025async]'s
 // comparison on two cores. Without a GPU or a CUDA build the cuda cases report an error.
 #include <benchmark/benchmark.h>
 #include <omp.h>

@@ -1,4 +1,4 @@
-// Wall time of `sap` steps on the many-contact scenes of seed 000 Table I and issue 18:
+// Wall time of `sap` steps on the many-contact scenes of [zong2024convex] Table I and issue 18:
 // close_lift_shake, squeezed_cube at h = 1 cm, dough_rolling with the table as a contact
 // body and as a separating grid wall, and dough_tearing, each from its scene file
 // (data/scenes) at Δt = 10 ms and ε_r = 1e-6. Each case times a fixed number of steps of one
@@ -8,10 +8,10 @@
 // average of a whole run.
 // Counters per step: ms, Newton iterations, sparse (CHOLMOD) and dense factorizations,
 // particle contacts and the unknowns of the problem solved; `warm_start` is 1 for
-// sap.warm_start = lower_cost (the default) and 0 for free_motion (seed 000's v*);
+// sap.warm_start = lower_cost (the default) and 0 for free_motion ([zong2024convex]'s v*);
 // `factorization_reuse` is sap.factorization_reuse_ratio (0: a factorization of H at every
 // Newton iteration; 0.5: chord steps after iterations that halve the residual). Run with
-// OMP_NUM_THREADS=1 to compare with seed 000 Table I (one thread).
+// OMP_NUM_THREADS=1 to compare with [zong2024convex] Table I (one thread).
 #include <benchmark/benchmark.h>
 #include <omp.h>
 

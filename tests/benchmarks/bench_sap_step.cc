@@ -1,10 +1,10 @@
-// Wall time of one `sap` step on ball_on_slope at the size of seed 000 Table I (h = 0.2 m,
+// Wall time of one `sap` step on ball_on_slope at the size of [zong2024convex] Table I (h = 0.2 m,
 // ~6,800 particles, Δt = 0.01 s, ε_r = 1e-6), split into the disjoint phases of the step:
 // free motion (P2G, Hessian assembly, the free-motion solve), detection, assembly (contact
 // Jacobians, Schur complement, Delassus estimates), SAP solve, G2P, rigid update; and,
 // across those phases, the time in factorizations and solves (sparse and dense) and in the
 // line search.
-// Seed 000 reports 1.16 s/step on one thread; run with OMP_NUM_THREADS=1 to compare.
+// [zong2024convex] reports 1.16 s/step on one thread; run with OMP_NUM_THREADS=1 to compare.
 // Each iteration is one step of a 1 s run that restarts when it ends, so the average covers
 // the whole run (free rolling contact with ~3–6 contact particles).
 #include <benchmark/benchmark.h>

@@ -82,7 +82,7 @@ def write_run(path, *, scenario="ball_on_slope", formulation="hybrid_impulse", m
         series("timeseries", "com_displacement", numeric, "m",
                "centre-of-mass displacement along the slope")
         series("analytic", "com_displacement", exact, "m",
-               "seed 000 eq. 27 (sin θ corrected)")
+               "[zong2024convex] eq. 27 (sin θ corrected)")
         series("timeseries", "com_velocity", velocity * (1.0 + 1.0e-3), "m/s",
                "centre-of-mass velocity along the slope")
         series("analytic", "com_velocity", velocity, "m/s", "rigid ball on a rigid slope")

@@ -1,4 +1,4 @@
-"""Ball on slope analytic solution (seed 000 §VII-A, eq. 27 with the sinθ correction)."""
+"""Ball on slope analytic solution ([zong2024convex] §VII-A, eq. 27 with the sinθ correction)."""
 
 import math
 

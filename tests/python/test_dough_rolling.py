@@ -133,7 +133,7 @@ def test_timing_rows_and_table(timing_runs):
 
 
 def test_quasi_newton_with_options_is_its_own_series(timing_runs, make_run):
-    # A warm-started run at 1e-3 must not be averaged into seed 003's quasi_newton (40 ms).
+    # A warm-started run at 1e-3 must not be averaged into [yu2025async]'s quasi_newton (40 ms).
     _timing_run(make_run, "sweep", "quasi_newton", 1e-3, 8.0,
                 options={"quasi_newton.warm_start": "previous_impulses", "quasi_newton.kinematic_poses": "substep"})
     _timing_run(make_run, "sweep", "quasi_newton", 1e-5, 12.0, options={"quasi_newton.kinematic_poses": "substep"})

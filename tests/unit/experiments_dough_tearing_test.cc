@@ -1,4 +1,4 @@
-// dough_tearing (seed 000 §VII-B, spec E2): the default slab, fingers and table; both finger
+// dough_tearing ([zong2024convex] §VII-B, spec E2): the default slab, fingers and table; both finger
 // drives; the input checks; the waist; the piece count on a cloud split by hand; and the whole
 // grasp-lift-pull under quasi_newton, which tears the slab in two, and under penalty, which
 // tears the waisted dough in two.

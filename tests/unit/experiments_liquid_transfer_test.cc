@@ -1,4 +1,4 @@
-// liquid_transfer (issue 19, seed 000 §VII-D): the default mug and bin, the input checks, and
+// liquid_transfer (issue 19, [zong2024convex] §VII-D): the default mug and bin, the input checks, and
 // the whole pour under quasi_newton: the mug empties into the bin without leaking through its
 // walls.
 #include <hdf5.h>

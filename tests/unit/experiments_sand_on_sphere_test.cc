@@ -1,4 +1,4 @@
-// sand_on_sphere (seed 001 Fig. 16, issue 19): the default scene, the input checks, and the
+// sand_on_sphere ([ding_schroeder_penalty] Fig. 16, issue 19): the default scene, the input checks, and the
 // physics the scene can be held to under quasi_newton: the sliding sand's friction turns the
 // sphere toward the column (against what the frictionless sphere does), and the sphere rolls on
 // the floor without slipping.
@@ -83,7 +83,7 @@ SphereResult RunSphere(const std::vector<std::string>& overrides, const std::str
 }
 
 // The whole 0.6 s at grid spacing 0.02 m (500 particles, about 2 s each on one core), with the
-// sand–sphere friction of seed 001 (0.9) and without. The frictionless sphere is pushed away
+// sand–sphere friction of [ding_schroeder_penalty] (0.9) and without. The frictionless sphere is pushed away
 // from the column by more than its radius: the sand it deflects leaves toward +x and the pile
 // at its foot leans on it (measured −147 mm; −102 mm at 0.01 m). Friction drags the near side
 // down and turns the sphere toward the sand: the two runs end more than a radius apart

@@ -1,4 +1,4 @@
-// sphere_into_sand (seed 001 Fig. 14, sandbox_sph without the robot): the default scene (a
+// sphere_into_sand ([ding_schroeder_penalty] Fig. 14, sandbox_sph without the robot): the default scene (a
 // steel sphere one grid cell above a Drucker–Prager sand bed in a sticky-walled container),
 // Uehara's penetration law against a bisection of its own, the input checks, and the
 // physics under quasi_newton on a coarser grid: the sphere enters the bed, stops inside it,

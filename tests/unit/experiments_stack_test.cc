@@ -1,4 +1,4 @@
-// stack (seed 001 Fig. 3 right, spec-penalty-hybrid §4.4): which layer strings need rigid–rigid
+// stack ([ding_schroeder_penalty] Fig. 3 right, spec-penalty-hybrid §4.4): which layer strings need rigid–rigid
 // contact, the default stack (five 1 kg blocks, three rigid and two MPM, each resting on the one
 // below), the checks of `layers` and `stagger`, and a coarse penalty run in which the stack
 // stands: no block moves sideways by stand_fraction · block_size, the ground carries the whole

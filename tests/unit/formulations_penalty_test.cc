@@ -1,4 +1,4 @@
-// The `penalty` formulation (seed 001, spec-penalty-hybrid §2): the backward Euler Jacobian
+// The `penalty` formulation ([ding_schroeder_penalty], spec-penalty-hybrid §2): the backward Euler Jacobian
 // H of the weighted residual against central differences of the residual itself, over
 // MPM-particle, rigid-sample, static and dynamic-object pairs, static and sliding; a rigid
 // block resting on a plane carrying its weight; a block on a 6° incline sticking (μ = 0.3)
@@ -193,7 +193,7 @@ TEST(PenaltyFormulation, RigidBlockOnInclineSticksOrSlidesInsideTheCone) {
       if (step == steps / 2 - 1) speed_at_half = world.bodies[1].linear_velocity.dot(downslope);
     }
     const double mass = world.bodies[1].mass;
-    // Seed 001 Fig. 13: the cone is never violated, up to round-off.
+    // [ding_schroeder_penalty] Fig. 13: the cone is never violated, up to round-off.
     EXPECT_LE(worst_margin, 1e-9) << "mu = " << mu;
     // The plane carries the weight: mean normal force m g cos θ over the second half.
     const Vector3 mean_force = normal_force_sum / (steps / 2);

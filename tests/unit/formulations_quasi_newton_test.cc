@@ -1,4 +1,4 @@
-// The quasi-Newton contact solver of seed 003 (Algorithm 1) and the quasi_newton
+// The quasi-Newton contact solver of [yu2025async] (Algorithm 1) and the quasi_newton
 // formulation: Hessian blocks, monotone cost, agreement with SAP and with an independent
 // Ceres solve, thread independence, momentum bookkeeping of the weak coupling, and a block
 // whose weight the table carries.
@@ -251,7 +251,7 @@ TEST(QuasiNewtonSolver, CostDecreasesMonotonicallyAndTheStoppingRuleHolds) {
 }
 
 TEST(QuasiNewtonSolver, AgreesWithSapOnTheSameSubstepProblem) {
-  // The substep problem is SAP's problem with A = M (seed 003 §IV-C): the dense SAP Newton
+  // The substep problem is SAP's problem with A = M ([yu2025async] §IV-C): the dense SAP Newton
   // solve must reach the same minimizer. Both run to tight tolerances; the distance between
   // their answers is bounded by their residuals over the smallest mass.
   for (const std::string model : {"lagged", "sap_cone"}) {
@@ -520,7 +520,7 @@ double MomentumDrift(QuasiNewtonFormulationOptions options) {
 
 TEST(QuasiNewtonFormulation, ImpulseGridUpdateConservesMomentumAtAnyTolerance) {
   // Spec V3 for formulation B: without gravity the rigid momentum change is the sum of the
-  // substep impulses and the grid receives exactly the opposite, even at seed 003's loose ε_r.
+  // substep impulses and the grid receives exactly the opposite, even at [yu2025async]'s loose ε_r.
   QuasiNewtonFormulationOptions options = FormulationOptions(4);
   options.grid_update = quasi_newton::GridUpdate::kImpulse;
   options.solver.relative_tolerance = 5e-2;
@@ -530,7 +530,7 @@ TEST(QuasiNewtonFormulation, ImpulseGridUpdateConservesMomentumAtAnyTolerance) {
 }
 
 TEST(QuasiNewtonFormulation, SolverVelocityUpdateConservesMomentumToTheSolverTolerance) {
-  // Seed 003's update keeps the solver's v: the imbalance is the final residual, so a tight
+  // [yu2025async]'s update keeps the solver's v: the imbalance is the final residual, so a tight
   // solve conserves momentum to about ε_r of the momentum scale, a loose one does not.
   QuasiNewtonFormulationOptions options = FormulationOptions(4);
   options.grid_update = quasi_newton::GridUpdate::kSolverVelocity;

@@ -120,7 +120,7 @@ Matrix3Of<Scalar> FixedCorotatedStress(const Matrix3Of<Scalar>& deformation_grad
          Scalar(lame.first_lame_parameter) * (volume_ratio - 1.0) * Cofactor(deformation_gradient);
 }
 
-// Linear corotated: Ê = ½(R0ᵀF + FᵀR0) − I, Ψ = μ_L‖Ê‖² + λ/2 tr(Ê)² (seed 000 eq. 19).
+// Linear corotated: Ê = ½(R0ᵀF + FᵀR0) − I, Ψ = μ_L‖Ê‖² + λ/2 tr(Ê)² ([zong2024convex] eq. 19).
 template <typename Scalar>
 Matrix3Of<Scalar> LinearCorotatedStrain(const Matrix3Of<Scalar>& deformation_gradient,
                                         const Matrix3& reference_rotation) {
@@ -205,7 +205,7 @@ std::vector<Matrix3> PositiveDeterminantGradients() {
 }
 
 std::vector<LameParameters> TestLameParameters() {
-  // Dough of seed 000 (E = 1e5 Pa, ν = 0.4) and the stiff ball (E = 1e8 Pa, ν = 0.2).
+  // Dough of [zong2024convex] (E = 1e5 Pa, ν = 0.4) and the stiff ball (E = 1e8 Pa, ν = 0.2).
   return {LameParameters::FromYoungsModulus(1e5, 0.4), LameParameters::FromYoungsModulus(1e8, 0.2)};
 }
 
@@ -860,7 +860,7 @@ TEST(MpmConstitutiveTest, VonMisesStepEnergyDerivativesMatchAutodiff) {
 }
 
 // The step energy's stress at a trial state is the stress of the state the lagged return
-// mapping projects it to (seed 000 eqs. 22-26), with the same R0.
+// mapping projects it to ([zong2024convex] eqs. 22-26), with the same R0.
 TEST(MpmConstitutiveTest, VonMisesStepStressIsTheProjectedStress) {
   const LameParameters lame = LameParameters::FromYoungsModulus(1e5, 0.4);
   const double yield_stress = 6e3;

@@ -1,4 +1,4 @@
-// Von Mises return mapping for linear corotated elasticity (seed 000 eq. 22–26,
+// Von Mises return mapping for linear corotated elasticity ([zong2024convex] eq. 22–26,
 // Algorithm 1; spec-sap-qn §2.2).
 #include "mpm/constitutive/von_mises_linear_corotated.h"
 
@@ -24,7 +24,7 @@ namespace {
 // checks below also hold at 1e-13.)
 constexpr double kRelativeTolerance = 1e-10;
 
-// Dough of seed 000 §VII-B: E = 1e5 Pa, ν = 0.4 → μ_L = 1e5/2.8 Pa.
+// Dough of [zong2024convex] §VII-B: E = 1e5 Pa, ν = 0.4 → μ_L = 1e5/2.8 Pa.
 constexpr double kShearModulus = 1e5 / 2.8;
 
 Matrix3 RandomRotation(std::mt19937& generator) {
@@ -39,7 +39,7 @@ Matrix3 RotationAboutRandomAxis(std::mt19937& generator, double angle) {
   return Eigen::AngleAxisd(angle, axis.normalized()).toRotationMatrix();
 }
 
-// S = ½(R0ᵀF + FᵀR0) (seed 000 eq. 23).
+// S = ½(R0ᵀF + FᵀR0) ([zong2024convex] eq. 23).
 Matrix3 SymmetricStretch(const Matrix3& deformation_gradient, const Matrix3& reference_rotation) {
   const Matrix3 unrotated = reference_rotation.transpose() * deformation_gradient;
   return 0.5 * (unrotated + unrotated.transpose());

@@ -1,13 +1,13 @@
 #pragma once
-// A device-resident explicit MLS-MPM substep (seed 003 §V-A; spec-sap-qn §1.2.4 steps
+// A device-resident explicit MLS-MPM substep ([yu2025async] §V-A; spec-sap-qn §1.2.4 steps
 // 3.2–3.3 and 3.7, GPU strategies of §6): the particle–grid transfers of mpm/transfers.h
 // (ParticleToGrid with the stress impulse, ComputeGridVelocity, GridToParticle) on the GPU,
 // for particles whose material is linear corotated elasticity about the lagged rotation R0
-// (seed 000 eq. 19–21).
+// ([zong2024convex] eq. 19–21).
 //
 // Per step: Upload() copies the particles to the device, lays a dense box of grid nodes
 // around them (plus a margin for the motion of the step) and sorts them by cell with a radix
-// sort; all substeps of the step reuse that order (seed 003 "partial sorting"). Per substep:
+// sort; all substeps of the step reuse that order ([yu2025async] "partial sorting"). Per substep:
 // P2G one thread per particle with warp-level sums before the atomic grid writes, the grid
 // velocity update with gravity, G2P one thread per particle with the F update, advection and
 // the constitutive update of mpm::UpdateConstitutiveState (R0, von Mises plasticity;
@@ -37,7 +37,7 @@ struct CudaExplicitSubstepSettings {
   // must cover how far particles travel during the step.
   int margin_cells = 4;
   // Low bits of the cell key the radix sort orders by (0: all bits). Fewer bits sort faster
-  // and leave a partial order (seed 003 sorts on 10-bit keys; spec Y12).
+  // and leave a partial order ([yu2025async] sorts on 10-bit keys; spec Y12).
   int sort_key_bits = 0;
   // Warp-segmented sums before the atomic grid writes; false: one atomic per particle and node.
   bool warp_aggregation = true;

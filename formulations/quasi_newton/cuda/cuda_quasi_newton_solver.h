@@ -1,5 +1,5 @@
 #pragma once
-// CUDA backend of the quasi-Newton contact solve of one MPM substep (seed 003 §V-B;
+// CUDA backend of the quasi-Newton contact solve of one MPM substep ([yu2025async] §V-B;
 // spec-sap-qn §1.2.3 Algorithm B.1, kernels K1–K8 of Algorithm B.2, GPU strategies of §6).
 // Same problem, options and results as SolveQuasiNewton (quasi_newton_solver.h); the
 // iterates agree with the CPU solver up to round-off (the atomic scatter reorders sums).
@@ -29,7 +29,7 @@ bool CudaDeviceAvailable(std::string* reason = nullptr);
 
 struct CudaQuasiNewtonSettings {
   // Sum the scatter contributions of neighbouring contacts that hit the same node inside the
-  // warp before the atomics (seed 003 §V-A). false: one atomic per (contact, node).
+  // warp before the atomics ([yu2025async] §V-A). false: one atomic per (contact, node).
   bool warp_aggregation = true;
   // Iterations launched between two reads of the device's convergence flag; the batch
   // doubles from 1 up to this. Iterations launched after convergence return at once.

@@ -4,7 +4,7 @@
 // corotated particles, term by term (spec-sap-qn §1.2.4 step 3.2, done after G2P as on the
 // CPU):
 //   elastic particles   R0 ← polar rotation of F^E;
-//   von Mises particles the lagged return mapping of seed 000 Algorithm 1 (eq. 23–26; the
+//   von Mises particles the lagged return mapping of [zong2024convex] Algorithm 1 (eq. 23–26; the
 //                       host version is mpm/constitutive/von_mises_linear_corotated.cc),
 //                       F^P ← F̃^E⁻¹ F^E_trial F^P, F^E ← F̃^E, R0 ← polar rotation of F̃^E.
 // The pieces Eigen gives the host (3 × 3 SVD and symmetric eigen-decomposition, 6 × 6 LU) are
@@ -184,7 +184,7 @@ CONTACTLAB_HOST_DEVICE inline Mat3 PolarRotation(const Mat3& matrix) {
   return SignedSvdRotation(matrix);
 }
 
-// Solves ½(Q X + X Qᵀ) = S for symmetric X (seed 000 eq. 26) as a 6 × 6 system on the upper
+// Solves ½(Q X + X Qᵀ) = S for symmetric X ([zong2024convex] eq. 26) as a 6 × 6 system on the upper
 // triangle (x₁₁, x₁₂, x₁₃, x₂₂, x₂₃, x₃₃), by Gaussian elimination with full pivoting. Returns
 // false where the system is singular to working precision or its 1-norm reciprocal condition
 // number is below `minimum_reciprocal_condition`.
@@ -287,7 +287,7 @@ struct DeviceVonMisesResult {
   bool yielded = false;
 };
 
-// mpm::VonMisesReturnMap (seed 000 Algorithm 1) with the same radius, yield test, radial
+// mpm::VonMisesReturnMap ([zong2024convex] Algorithm 1) with the same radius, yield test, radial
 // projection and fallback (and its conditioning threshold, von_mises_constants.h).
 CONTACTLAB_HOST_DEVICE inline DeviceVonMisesResult VonMisesReturn(const Mat3& trial, const Mat3& reference_rotation,
                                                                   double yield_stress, double shear_modulus) {

@@ -1,5 +1,5 @@
 // Device half of CudaQuasiNewtonSolver: Algorithm B.1 of spec-sap-qn §1.2.3 with the kernel
-// sequence K1–K8 of Algorithm B.2, following the GPU strategies of seed 003 §V-B (spec §6).
+// sequence K1–K8 of Algorithm B.2, following the GPU strategies of [yu2025async] §V-B (spec §6).
 //
 // One quasi-Newton iteration is five kernels on one stream:
 //   EvaluateContactsKernel   K1 G2P v → v_c, K2 γ, G, ℓ_c per contact, K3 scatter of
@@ -19,7 +19,7 @@
 //
 // Reductions other than the atomic scatter sum in a fixed order (block partials, then one
 // block). The scatter's atomics make the last bits of H_i and j_i depend on scheduling.
-// Precision is double, as the CPU solver; a float variant (seed 003's GPU code, spec Y14)
+// Precision is double, as the CPU solver; a float variant ([yu2025async]'s GPU code, spec Y14)
 // would template these kernels on the scalar type.
 #include <cuda_runtime.h>
 

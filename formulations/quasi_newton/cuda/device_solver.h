@@ -42,7 +42,7 @@ struct DeviceSolveSettings {
   bool record_history = false;
   LineSearchParameters line_search;
   double outside_momentum_squared = 0.0;
-  // Segmented warp sums before the atomic scatter of K3 (seed 003 §V-A).
+  // Segmented warp sums before the atomic scatter of K3 ([yu2025async] §V-A).
   bool warp_aggregation = true;
   // Quasi-Newton iterations launched between two reads of the convergence flag (the batch
   // doubles from 1 up to this); kernels of a finished solve return at once.

@@ -1,11 +1,11 @@
-// Device half of CudaExplicitSubstep: an explicit MLS-MPM substep on the GPU (seed 003 §V-A;
+// Device half of CudaExplicitSubstep: an explicit MLS-MPM substep on the GPU ([yu2025async] §V-A;
 // spec-sap-qn §1.2.4 steps 3.2–3.3 and 3.7, GPU strategies of §6), per-thread work in
 // explicit_substep_steps.h.
 //
 //   Upload   particles to the device; one key per particle (its base node's index in the
 //            dense grid box), cub::DeviceRadixSort on the low key bits, particle arrays
 //            gathered into cell order. Done once per step: every substep reuses the order,
-//            which drifts as particles move (more atomics, still correct; seed 003 §V-A).
+//            which drifts as particles move (more atomics, still correct; [yu2025async] §V-A).
 //   Substep  clear the grid; P2G one thread per particle (APIC + MLS stress impulse of
 //            linear corotated elasticity about the lagged R0), warp-segmented sums before
 //            the atomics; grid velocity with gravity, one thread per node; G2P one thread

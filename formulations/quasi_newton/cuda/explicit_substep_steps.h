@@ -2,12 +2,12 @@
 // Per-thread work of the device explicit MPM substep (explicit_substep.cu), as
 // __host__ __device__ functions on plain array views, following mpm/transfers.cc term by term:
 //   P2G     one particle: quadratic B-spline weights, the linear corotated first Piola stress
-//           about the lagged rotation R0 (seed 000 eq. 19–21), the APIC + MLS affine matrix
+//           about the lagged rotation R0 ([zong2024convex] eq. 19–21), the APIC + MLS affine matrix
 //           m C − δt (4/h²) V⁰ P Fᵀ, and its 27 node contributions w (m, m v + A (x_i − x_p));
 //   grid    v_i = (m v)_i / m_i + δt g;
 //   G2P     v_p = Σ w v_i, C_p = (4/h²) Σ w v_i (x_i − x_p)ᵀ, F ← (I + δt C) F, x ← x + δt v,
 //           then the constitutive update of device_constitutive.h (R0, von Mises plasticity).
-// The grid is a dense box of nodes (seed 003's authors' code uses a dense 128³ grid).
+// The grid is a dense box of nodes ([yu2025async]'s authors' code uses a dense 128³ grid).
 // emulated_explicit_substep.h runs these serially on the host for tests without a GPU.
 //
 // Arrays are structures of arrays: component k of item i at [k * count + i]; 3 × 3 matrices
@@ -121,7 +121,7 @@ CONTACTLAB_HOST_DEVICE inline DeviceStencil ComputeStencil(const Vec3& position,
   return stencil;
 }
 
-// P = R0 (2 μ_L Ê + λ tr(Ê) I), Ê = ½(R0ᵀF + FᵀR0) − I (seed 000 eq. 19–21; linear_corotated.cc).
+// P = R0 (2 μ_L Ê + λ tr(Ê) I), Ê = ½(R0ᵀF + FᵀR0) − I ([zong2024convex] eq. 19–21; linear_corotated.cc).
 CONTACTLAB_HOST_DEVICE inline Mat3 LinearCorotatedStress(const Mat3& deformation_gradient, const Mat3& rotation,
                                                          double shear_modulus, double first_lame_parameter) {
   const Mat3 unrotated = MatrixProduct(Transposed(rotation), deformation_gradient);

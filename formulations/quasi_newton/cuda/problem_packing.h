@@ -58,7 +58,7 @@ inline int StencilKey(const GridContact& contact) {
 
 // Contacts in stencil order, order[q] = contact at packed position q (stable counting sort on
 // StencilKey, O(contacts + nodes)). Equal stencils become neighbouring lanes of a warp, which
-// the segmented scatter sums before its atomics (seed 003 §V-A sorts particles by cell for
+// the segmented scatter sums before its atomics ([yu2025async] §V-A sorts particles by cell for
 // the same reason).
 inline std::vector<int> StencilOrder(const SubstepContactProblem& problem) {
   const int node_count = static_cast<int>(problem.node_mass.size());

@@ -1,5 +1,5 @@
 #pragma once
-// Warp-level reduction before atomics (seed 003 §V-A, after Gao et al. 2018; spec §6): in a
+// Warp-level reduction before atomics ([yu2025async] §V-A, after Gao et al. 2018; spec §6): in a
 // scatter where each lane adds K values to node `key`, lanes are usually sorted so that runs
 // of neighbouring lanes share a key. Each run is summed by a segmented suffix scan over
 // shuffles and only its first lane (the "leader") performs the atomics. CUDA only.
