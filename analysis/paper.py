@@ -34,6 +34,11 @@ PAPER_TABLES = {
         ("left_fz_std", r"std $f_z$ [N]", ".3f"),
         ("cube_vertical_drift", "drift [mm]", lambda v: f"{1e3 * v:.1f}"),
     ],
+    "defaults_close_lift_shake": [
+        ("held", "held", lambda v: "yes" if v else "no"),
+        ("closing_slip", "slip while closing [mm]", lambda v: f"{1e3 * v:.1f}"),
+        ("max_slip", "largest slip [mm]", lambda v: f"{1e3 * v:.1f}"),
+    ],
     "ball_on_slope": [
         ("regime", "regime", "s"),
         ("max_rel_error", "max rel. error", ".3f"),

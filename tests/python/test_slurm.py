@@ -17,7 +17,7 @@ import subprocess
 import pytest
 
 from conftest import REPO_ROOT
-from test_sweeps import SCENE, read_csv
+from test_sweeps import SCENE, read_csv, snakefile_tree
 
 SLURM_LOCAL = REPO_ROOT / "scripts" / "slurm-local"
 
@@ -76,11 +76,7 @@ def test_sweep_runs_as_a_slurm_array_job(contactlab_bin, slurm_cluster, tmp_path
 def test_snakefile_submits_its_runs_to_slurm(contactlab_bin, slurm_cluster, tmp_path):
     snakemake = shutil.which("snakemake")
     assert snakemake, "snakemake is missing: run scripts/install-deps"
-    root = tmp_path / "tree"
-    (root / "paper").mkdir(parents=True)
-    (root / "data" / "sweeps").mkdir(parents=True)
-    shutil.copy(REPO_ROOT / "paper" / "Snakefile", root / "paper" / "Snakefile")
-    (root / "data" / "sweeps" / "cluster.toml").write_text(SWEEP)
+    root = snakefile_tree(tmp_path, "cluster", SWEEP)
     work = tmp_path / "work"
     (work / "slurm-logs").mkdir(parents=True)
     result = subprocess.run(

@@ -201,6 +201,19 @@ def test_bad_sweep_file_is_one_line_error(contactlab_bin, tmp_path):
     assert not (tmp_path / "never").exists()
 
 
+def snakefile_tree(tmp_path, name, sweep_text):
+    """A copy of paper/Snakefile beside a data/sweeps folder holding one sweep (the Snakefile
+    finds the sweeps relative to itself); returns the tree's root."""
+    import shutil
+
+    root = tmp_path / "tree"
+    (root / "paper").mkdir(parents=True)
+    (root / "data" / "sweeps").mkdir(parents=True)
+    shutil.copy(REPO_ROOT / "paper" / "Snakefile", root / "paper" / "Snakefile")
+    (root / "data" / "sweeps" / f"{name}.toml").write_text(sweep_text)
+    return root
+
+
 def test_snakefile_runs_a_sweep_with_the_real_binary(contactlab_bin, tmp_path):
     """paper/Snakefile end to end: a copy of it beside a one-sweep data/sweeps folder (the
     Snakefile finds the sweeps relative to itself), run with two jobs."""
@@ -208,11 +221,7 @@ def test_snakefile_runs_a_sweep_with_the_real_binary(contactlab_bin, tmp_path):
 
     snakemake = shutil.which("snakemake")
     assert snakemake, "snakemake is missing: run scripts/install-deps"
-    root = tmp_path / "tree"
-    (root / "paper").mkdir(parents=True)
-    (root / "data" / "sweeps").mkdir(parents=True)
-    shutil.copy(REPO_ROOT / "paper" / "Snakefile", root / "paper" / "Snakefile")
-    (root / "data" / "sweeps" / "small.toml").write_text(SMALL_SWEEP)
+    root = snakefile_tree(tmp_path, "small", SMALL_SWEEP)
     work = tmp_path / "work"
     result = subprocess.run(
         [snakemake, "-s", str(root / "paper" / "Snakefile"), "--directory", str(work), "-j", "2",

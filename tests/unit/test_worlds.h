@@ -1,9 +1,17 @@
 #pragma once
 // Small worlds shared by the formulation tests.
-#include <algorithm>
-#include <limits>
-#include <utility>
+#include <omp.h>
 
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "formulations/formulation.h"
 #include "formulations/world.h"
 #include "mpm/sampling.h"
 
@@ -50,6 +58,30 @@ inline World CubeHitsBox() {
       "box", {rigid::Geometry{rigid::Shape::Box(rigid::Vector3(0.05, 0.05, 0.05)), rigid::Pose{}, 0.4}}, 1000.0,
       rigid::Pose{}));
   return world;
+}
+
+// CubeHitsBox under gravity above a static ground, ten steps with 1 and then 2 threads of
+// the formulation `make` returns: particles and the box agree bit for bit (fixed-chunk
+// reductions, serial exchanges).
+inline void ExpectThreadCountDoesNotChangeTheResult(const std::function<std::unique_ptr<Formulation>()>& make) {
+  std::vector<World> results;
+  for (const int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    World world = CubeHitsBox();
+    world.gravity = Vector3(0.0, 0.0, -9.81);
+    world.bodies.push_back(rigid::MakeStaticBody("ground",
+                                                 {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.5}},
+                                                 rigid::Pose{Vector3(0.0, 0.0, -0.06), rigid::Quaternion::Identity()}));
+    const std::unique_ptr<Formulation> formulation = make();
+    for (int step = 0; step < 10; ++step) formulation->Step(world, 0.01);
+    results.push_back(std::move(world));
+  }
+  for (std::size_t p = 0; p < results[0].particles.size(); ++p) {
+    ASSERT_EQ(results[0].particles.position[p], results[1].particles.position[p]) << "particle " << p;
+    ASSERT_EQ(results[0].particles.velocity[p], results[1].particles.velocity[p]) << "particle " << p;
+  }
+  EXPECT_EQ(results[0].bodies[0].pose.position, results[1].bodies[0].pose.position);
+  EXPECT_EQ(results[0].bodies[0].angular_velocity, results[1].bodies[0].angular_velocity);
 }
 
 }  // namespace contactlab::test_worlds
