@@ -7,12 +7,14 @@ iterations.
 Verdicts: ``correct`` or ``wrong`` against the scene's criterion (CRITERIA below, each with
 where it comes from), ``ran`` where the scene has no analytic or experimental criterion
 (dough_rolling, sand_on_sphere, sphere_into_sand) or the run leaves it unmeasured (a sand
-pile too coarse for a flank), ``diverged`` or ``failed`` from the run's status. The error column is the run's ``error_vs_analytic`` where the scene records one.
+pile too coarse for a flank), ``diverged``, ``failed`` or ``missing`` from the run's status
+(a run that could not start is listed with its failure record's message). The error column is the run's ``error_vs_analytic`` where the scene records one.
 Milliseconds per step are wall time over steps; iterations and contacts are means over the
 steps of /solver_log.
 """
 
 import argparse
+import json
 import math
 import sys
 from pathlib import Path
@@ -151,13 +153,44 @@ def judge(record):
     return verdict, text, error
 
 
+def _records(folder):
+    """A record (defaults_report.read_run's shape) per run of the sweep's manifest: its run
+    file, or its failure record (``<run_id>.failed.json``), or status "missing". A sweep folder
+    keeps the files of earlier expansions too; only the manifest's count. Without a manifest,
+    every run file under ``folder``."""
+    folder = Path(folder)
+    manifest = folder / "manifest.jsonl"
+    if not manifest.is_file():
+        for path in sorted(folder.rglob("*.h5")):
+            try:
+                yield read_run(path)
+            except (OSError, KeyError):
+                continue
+        return
+    with open(manifest) as handle:
+        entries = [json.loads(line) for line in handle if line.strip()]
+    for entry in entries:
+        run_file, failure = folder / f"{entry['run_id']}.h5", folder / f"{entry['run_id']}.failed.json"
+        record = None
+        if run_file.is_file():
+            try:
+                record = read_run(run_file)
+            except (OSError, KeyError):
+                record = None
+        if record is None:
+            status, message = "missing", "not run"
+            if failure.is_file():
+                failed = json.loads(failure.read_text())
+                status, message = failed.get("status", "failed"), failed.get("message", "")
+            record = {"scenario": entry["scenario"], "formulation": entry["formulation"], "status": status,
+                      "message": message, "summary": {}, "params": {}, "ms_per_step": math.nan,
+                      "iterations": math.nan, "contacts": math.nan}
+        yield record
+
+
 def matrix_rows(folder):
     rows = []
-    for path in sorted(Path(folder).rglob("*.h5")):
-        try:
-            record = read_run(path)
-        except (OSError, KeyError):
-            continue
+    for record in _records(folder):
         verdict, text, error = judge(record)
         rows.append({"scenario": record.get("scenario", "?"), "formulation": record.get("formulation", "?"),
                      "verdict": verdict, "text": text, "error": error, "ms_per_step": record["ms_per_step"],
