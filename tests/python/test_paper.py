@@ -133,3 +133,27 @@ def test_matrix_judges_each_scene_by_its_criterion():
     table = latex(rows)
     assert "scene & sap & penalty \\\\" in table
     assert "dam\\_break & correct, 1.7\\%, 7 ms & correct, 1.7\\%, 7 ms \\\\" in table
+
+
+def test_matrix_lists_every_manifest_line_and_only_those(tmp_path):
+    """A run that could not start is a row with its failure message, one never run is
+    "missing", and a file of an earlier expansion not in the manifest is left out."""
+    import json
+
+    from analysis.matrix import matrix_rows
+    from conftest import write_run
+
+    lines = [{"index": 0, "run_id": "aaaaaaaaaaaa", "scenario": "ball_on_slope", "formulation": "sap"},
+             {"index": 1, "run_id": "bbbbbbbbbbbb", "scenario": "sphere_into_sand", "formulation": "sap"},
+             {"index": 2, "run_id": "cccccccccccc", "scenario": "dam_break", "formulation": "penalty"}]
+    (tmp_path / "manifest.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    write_run(tmp_path / "aaaaaaaaaaaa.h5", formulation="sap")
+    write_run(tmp_path / "stale0000000.h5", formulation="penalty")  # not in the manifest
+    (tmp_path / "bbbbbbbbbbbb.failed.json").write_text(json.dumps(
+        {"run_id": "bbbbbbbbbbbb", "status": "failed", "message": "keys 'bed_width', 'grid_spacing': ..."}))
+    rows = matrix_rows(tmp_path)
+    assert [(r["scenario"], r["formulation"], r["verdict"]) for r in rows] == [
+        ("ball_on_slope", "sap", rows[0]["verdict"]), ("dam_break", "penalty", "missing"),
+        ("sphere_into_sand", "sap", "failed")]
+    assert rows[0]["verdict"] in ("correct", "wrong")
+    assert "bed_width" in rows[2]["text"]
