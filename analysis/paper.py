@@ -35,7 +35,7 @@ PAPER_TABLES = {
         ("cube_vertical_drift", "drift [mm]", lambda v: f"{1e3 * v:.1f}"),
     ],
     "defaults_close_lift_shake": [
-        ("held", "held", lambda v: "yes" if v else "no"),
+        ("held", "held", lambda v: "yes" if str(v).strip().lower() in ("1", "1.0", "true") else "no"),
         ("closing_slip", "slip while closing [mm]", lambda v: f"{1e3 * v:.1f}"),
         ("max_slip", "largest slip [mm]", lambda v: f"{1e3 * v:.1f}"),
     ],

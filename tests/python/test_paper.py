@@ -32,6 +32,14 @@ def test_sweep_table_has_a_row_per_run_and_no_number_for_a_failed_one(tmp_path):
                        r" & diverged & -- \\")
 
 
+def test_a_boolean_summary_reads_as_yes_or_no(tmp_path):
+    """collect writes a boolean attribute as true/false: "false" is no, not a non-empty text."""
+    from analysis.paper import PAPER_TABLES
+
+    held = PAPER_TABLES["defaults_close_lift_shake"][0][2]
+    assert [held(value) for value in ("true", "false", 1.0, 0.0)] == ["yes", "no", "yes", "no"]
+
+
 def test_sweep_table_names_a_missing_column(tmp_path):
     path = tmp_path / "results.csv"
     path.write_text("run_id,index,sweep,scenario,formulation,dt,status,message,steps,wall_s\n"
