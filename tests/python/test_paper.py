@@ -1,6 +1,7 @@
 """The paper's build (paper/Snakefile rule paper, analysis/paper.py): its tables from collected
 results, and the whole pipeline on tiny runs, so that it cannot rot."""
 
+import math
 import shutil
 import subprocess
 import sys
@@ -165,3 +166,31 @@ def test_matrix_lists_every_manifest_line_and_only_those(tmp_path):
         ("sphere_into_sand", "sap", "failed")]
     assert rows[0]["verdict"] in ("correct", "wrong")
     assert "bed_width" in rows[2]["text"]
+
+
+def test_measured_order_is_the_log_log_slope_above_the_error_floor():
+    from analysis.convergence import ERROR_FLOOR, measured_order
+
+    h = [0.2, 0.1, 0.05]
+    assert abs(measured_order(h, [0.04, 0.01, 0.0025]) - 2.0) < 1e-12
+    assert abs(measured_order(h, [0.1, 0.1, 0.1])) < 1e-12
+    # Errors at the solvers' tolerance or failed runs (NaN) do not count; fewer than two left: none.
+    assert math.isnan(measured_order(h, [0.1, 0.1 * ERROR_FLOOR, float("nan")]))
+    assert abs(measured_order(h, [0.08, 0.04, float("nan")]) - 1.0) < 1e-12
+
+
+def test_convergence_table_and_figure_from_a_results_table(tmp_path):
+    from analysis.convergence import figure, latex
+
+    path = tmp_path / "results.csv"
+    path.write_text("run_id,index,sweep,scenario,formulation,grid_spacing,status,message,steps,wall_s,"
+                    "max_rel_error_velocity,final_spin_ratio,expected_spin_ratio\n"
+                    + "".join(f"r{i},{i},c,ball_on_slope,sap,{h},ok,,50,1.0,{0.4 * h},{1 - 0.5 * h},1.0\n"
+                              for i, h in enumerate((0.2, 0.1, 0.05)))
+                    + "r3,3,c,ball_on_slope,penalty,0.2,diverged,boom,10,1.0,,,\n")
+    table = load_results(path)
+    text = latex(table, "convergence_ball_on_slope")
+    assert r"sap & velocity & 0.08 & 0.04 & 0.02 & 1.00 \\" in text
+    assert r"penalty & velocity & -- & -- & -- & -- \\" in text
+    figure(table, "convergence_ball_on_slope", tmp_path / "f.png")
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
