@@ -4,8 +4,10 @@
 #include <cctype>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include <toml++/toml.h>
 #include <nlohmann/json.hpp>
@@ -74,17 +76,30 @@ bool IsScenarioName(const std::string& name) {
   return false;
 }
 
-// Sets `key` for a run of `scenario`; false when the key belongs to a formulation other than
-// the run's.
+// Whether a run of `scenario` takes `key`: false when the key belongs to a formulation other
+// than the run's; InputError when it is no parameter of the scenario or of any formulation.
+bool RunTakes(const ParameterSet& parameters, const std::string& key, const std::string& origin,
+              const std::string& scenario) {
+  if (parameters.IsDeclared(key)) return true;
+  if (FormulationKeys().count(key) != 0) return false;
+  throw InputError(origin + ": key '" + key + "' is not a parameter of scenario '" + scenario +
+                   "' or of any formulation (see `contactlab describe " + scenario + "`)");
+}
+
+// Sets `key` for a run of `scenario` where the run takes it (RunTakes); returns whether it did.
 bool ApplyToRun(ParameterSet& parameters, const std::string& key, const ParameterValue& value,
                 const std::string& origin, const std::string& scenario) {
-  if (!parameters.IsDeclared(key)) {
-    if (FormulationKeys().count(key) != 0) return false;
-    throw InputError(origin + ": key '" + key + "' is not a parameter of scenario '" + scenario +
-                     "' or of any formulation (see `contactlab describe " + scenario + "`)");
-  }
+  if (!RunTakes(parameters, key, origin, scenario)) return false;
   parameters.Set(key, value, origin);
   return true;
+}
+
+// "<scenario>.<key>" ([base.<scenario>], --set <scenario>.key=value): the scenario and the
+// key, or nothing when the first component of `key` is no scenario's name.
+std::optional<std::pair<std::string, std::string>> ScenarioQualified(const std::string& key) {
+  const auto dot = key.find('.');
+  if (dot == std::string::npos || !IsScenarioName(key.substr(0, dot))) return std::nullopt;
+  return std::make_pair(key.substr(0, dot), key.substr(dot + 1));
 }
 
 nlohmann::json ToJson(const ParameterValue& value) {
@@ -182,16 +197,15 @@ SweepDefinition LoadSweep(const std::filesystem::path& file) {
         throw InputError(Where(file, *node) + ": [base] key '" + key + "' must be a number, boolean or string");
       if (key == kFormulationKey) throw InputError(Where(file, *node) + ": set the formulation in [sweep], not [base]");
       if (key == kScenarioKey) throw InputError(Where(file, *node) + ": set the scenario in [sweep], not [base]");
-      const auto dot = key.find('.');
-      if (dot != std::string::npos && IsScenarioName(key.substr(0, dot))) {  // [base.<scenario>]
-        const std::string scenario = key.substr(0, dot);
+      if (const auto qualified = ScenarioQualified(key)) {  // [base.<scenario>]
+        const auto& [scenario, scenario_key] = *qualified;
         auto found = std::find_if(sweep.scenario_base.begin(), sweep.scenario_base.end(),
                                   [&](const auto& entry) { return entry.first == scenario; });
         if (found == sweep.scenario_base.end()) {
           sweep.scenario_base.push_back({scenario, {}});
           found = sweep.scenario_base.end() - 1;
         }
-        found->second.emplace_back(key.substr(dot + 1), *value);
+        found->second.emplace_back(scenario_key, *value);
         continue;
       }
       sweep.base.emplace_back(key, *value);
@@ -346,16 +360,11 @@ std::vector<ManifestEntry> ExpandSweep(const SweepDefinition& sweep, std::vector
         throw InputError("--set '" + assignment + "': expected key=value");
       }
       std::string key = assignment.substr(0, equals);
-      const auto dot = key.find('.');
-      if (dot != std::string::npos && IsScenarioName(key.substr(0, dot))) {  // <scenario>.<key>: its runs only
-        if (key.substr(0, dot) != scenario) continue;
-        key = key.substr(dot + 1);
+      if (const auto qualified = ScenarioQualified(key)) {  // <scenario>.<key>: its runs only
+        if (qualified->first != scenario) continue;
+        key = qualified->second;
       }
-      if (!parameters.IsDeclared(key)) {
-        if (FormulationKeys().count(key) != 0) continue;
-        throw InputError("--set '" + assignment + "': key '" + key + "' is not a parameter of scenario '" +
-                         sweep.scenario + "' or of any formulation (see `contactlab describe " + sweep.scenario + "`)");
-      }
+      if (!RunTakes(parameters, key, "--set '" + assignment + "'", scenario)) continue;
       parameters.SetFromText(key, assignment.substr(equals + 1), "--set");
     }
 
