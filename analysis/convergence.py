@@ -36,6 +36,22 @@ def _spin_error(table):
     return np.abs(ratio - expected) / np.maximum(np.abs(expected), 1e-12)
 
 
+def _optional_column(table, name):
+    """A summary column that runs write only when they measure it (NaN where absent)."""
+    try:
+        return _column(table, name)
+    except MissingColumnError:
+        return np.full(len(table), math.nan)
+
+
+def _stop_time_error(table):
+    """|t_stop − t_s| / t_s, infinite where the block had not stopped by the end of its run (the
+    scene writes stop_time only for a block that stopped): the table says "no stop", and no
+    order is measured through it."""
+    stop, expected = _optional_column(table, "stop_time"), _column(table, "analytic_stop_time")
+    return np.where(np.isfinite(stop), np.abs(stop - expected) / expected, np.inf)
+
+
 def _friction_oscillation(table):
     half_weight = 0.5 * _column(table, "cube_mass_sampled") * GRAVITY
     return 0.5 * (_column(table, "left_fz_std") + _column(table, "right_fz_std")) / half_weight
@@ -56,6 +72,12 @@ STUDIES = {
     "squeezed_cube": ("dt", "time step Δt [s]", [
         ("force mean", lambda table: _column(table, "error_vs_analytic")),
         ("friction oscillation", _friction_oscillation)], []),
+    "convergence_incline_block": ("grid_spacing", "grid spacing h [m]", [
+        ("stop time", _stop_time_error),
+        ("displacement", lambda table: _column(table, "max_rel_error"))], []),
+    "convergence_incline_block_dt": ("dt", "time step Δt [s]", [
+        ("stop time", _stop_time_error),
+        ("displacement", lambda table: _column(table, "max_rel_error"))], []),
 }
 
 
@@ -139,7 +161,10 @@ def latex(table, study):
         cells = [latex_text(_series_name(formulation, split)), latex_text(label)]
         for value in xs:
             found = [e for xi, e in zip(x, error) if xi == value]
-            cells.append("--" if not found or not math.isfinite(found[0]) else f"{found[0]:.3g}")
+            if found and found[0] == math.inf:
+                cells.append("no stop")
+            else:
+                cells.append("--" if not found or not math.isfinite(found[0]) else f"{found[0]:.3g}")
         order = measured_order(x, error)
         cells.append("--" if math.isnan(order) else f"{order:.2f}")
         rows.append(" & ".join(cells) + r" \\")

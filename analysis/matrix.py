@@ -155,7 +155,7 @@ def judge(record):
     return verdict, text, criterion_error[0] if criterion_error else error
 
 
-def _records(folder):
+def records(folder):
     """A record (defaults_report.read_run's shape) per run of the sweep's manifest: its run
     file, or its failure record (``<run_id>.failed.json``), or status "missing". A sweep folder
     keeps the files of earlier expansions too; only the manifest's count. Without a manifest,
@@ -192,7 +192,7 @@ def _records(folder):
 
 def matrix_rows(folder):
     rows = []
-    for record in _records(folder):
+    for record in records(folder):
         verdict, text, error = judge(record)
         rows.append({"scenario": record.get("scenario", "?"), "formulation": record.get("formulation", "?"),
                      "verdict": verdict, "text": text, "error": error, "ms_per_step": record["ms_per_step"],

@@ -3,12 +3,21 @@ written from the sweep's collected results, and the provenance of the build. Not
 PDF is typed by hand: every number in a table comes from a run file through ``contactlab
 collect``.
 
-    python3 -m analysis.paper table SWEEP RESULTS.csv --out TABLE.tex
-    python3 -m analysis.paper provenance --contactlab BIN --out PROVENANCE.tex [--quick]
+    python3 -m analysis.paper table SECTION RESULTS.csv [--scenario NAME] --out TABLE.tex
+    python3 -m analysis.paper published MATRIX_RESULTS.csv --out TABLE.tex
+    python3 -m analysis.paper iterations RUN_DIR... --out TABLE.tex
+    python3 -m analysis.paper provenance --out PROVENANCE.tex [--quick]
 
-``table`` writes a ``tabular`` (booktabs rules) with one row per run: the formulation, the
-swept values, the status, the sweep's figures of merit (PAPER_TABLES) and the wall time per
-step. A run that is not ok shows its status in every figure-of-merit cell, never a number.
+``table`` writes a ``tabular`` (booktabs rules) with one row per run (of one scenario with
+``--scenario``): the formulation, the swept values, the status, the section's figures of merit
+(PAPER_TABLES) and the wall time per step. A run that is not ok shows its status in every
+figure-of-merit cell, never a number.
+``published`` sets the matrix's runs of the scenes in the seeds' Table I ([zong2024convex],
+[yu2025async]) beside the published rows (PUBLISHED): grid spacing, particles, time step, time
+per step, iterations and contacts per step.
+``iterations`` writes the solver statistics of the runs in the folders, per scene and
+formulation: outer iterations per step (mean, largest), linear iterations per outer iteration,
+steps that ended unconverged, beside [ding_schroeder_penalty]'s reported Newton statistics.
 ``provenance`` writes LaTeX macros: the commit, the build date, the machine's processor and
 core count, and whether the runs are the quick ones (paper/quick.toml).
 """
@@ -20,12 +29,30 @@ import os
 import platform
 import subprocess
 import sys
+from collections import namedtuple
 from pathlib import Path
+
+import h5py
+import numpy as np
 
 from .sweeps import MissingColumnError, load_results, swept_keys, summary_column
 
-# Figures of merit of each paper sweep: (column, header, format). A format is a str.format
-# spec applied to the value, or a callable.
+def _yes_no(value):
+    """collect writes a boolean attribute as true/false (a text); older tables hold 1.0/0.0."""
+    return "yes" if str(value).strip().lower() in ("1", "1.0", "true") else "no"
+
+
+def _millimetres(value):
+    return f"{1e3 * value:.1f}"
+
+
+def _percent(value):
+    return f"{100 * value:.1f}\\%"
+
+
+# Figures of merit of each paper section: (column, header, format[, optional]). A format is a
+# str.format spec applied to the value, or a callable. An optional column may be absent from
+# every run (a stop time where no block stopped): its cells are then "--".
 PAPER_TABLES = {
     "squeezed_cube": [
         ("left_fx_mean", r"$\bar f_x$ [N]", ".3f"),
@@ -35,7 +62,7 @@ PAPER_TABLES = {
         ("cube_vertical_drift", "drift [mm]", lambda v: f"{1e3 * v:.1f}"),
     ],
     "defaults_close_lift_shake": [
-        ("held", "held", lambda v: "yes" if str(v).strip().lower() in ("1", "1.0", "true") else "no"),
+        ("held", "held", _yes_no),
         ("closing_slip", "slip while closing [mm]", lambda v: f"{1e3 * v:.1f}"),
         ("max_slip", "largest slip [mm]", lambda v: f"{1e3 * v:.1f}"),
     ],
@@ -58,6 +85,49 @@ PAPER_TABLES = {
         ("analytic_runout", "Lube et al.", ".2f"),
         ("error_vs_analytic", "error", lambda v: f"{100 * v:.0f}\\%"),
         ("final_height_ratio", r"$h_\infty / d_i$", ".2f"),
+    ],
+    "liquid_transfer": [
+        ("final_fraction_in_bin", "in the bin", _percent),
+        ("final_fraction_spilled", "spilled", _percent),
+        ("final_fraction_in_mug", "in the mug", _percent),
+        ("max_wall_penetration_over_h", "deepest in a wall / $h$", ".3f"),
+        ("max_volume_ratio_drift", "largest $|J - J_0|$", ".4f"),
+    ],
+    "dough_rolling_tolerance": [
+        ("mean_outer_iterations", "iterations/step", ".1f"),
+        ("contacts_mean", "contacts avg", ".1f"),
+        ("contacts_max", "max", ".0f"),
+        ("final_dough_mean_thickness", "thickness [mm]", _millimetres),
+    ],
+    "incline_block": [
+        ("regime", "regime", "s"),
+        ("stop_time", "stop [s]", ".3f", True),
+        ("analytic_stop_time", "analytic", ".3f", True),
+        ("final_displacement", "travel [mm]", _millimetres),
+        ("analytic_final_displacement", "analytic", _millimetres),
+        ("max_rel_error", "max rel. error", ".3f"),
+        ("sliding_force_ratio", r"$F_t/F_n$ sliding", ".3f"),
+        ("static_force_ratio", "static", ".3f"),
+        ("max_cone_margin", r"max $\|f_t\| - \mu f_n$ [N]", ".1e"),
+    ],
+    "rolling_sphere": [
+        ("regime", "regime", "s"),
+        ("acceleration", "$a$ [m/s$^2$]", ".4f"),
+        ("analytic_acceleration", "analytic", ".4f"),
+        ("error_vs_analytic", "error", _percent),
+        ("final_spin_ratio", r"$\omega R / v$", ".3f"),
+        ("final_slip_speed", "slip speed [m/s]", ".2e"),
+    ],
+    "defaults_pyramid": [
+        ("collapsed", "collapsed", _yes_no),
+        ("ball_drop", "ball drop [mm]", _millimetres),
+        ("drift", "drift [mm]", _millimetres),
+    ],
+    "defaults_wedge": [
+        ("configuration", "blocks", "s"),
+        ("jammed", "jammed", _yes_no),
+        ("descent", "descent [mm]", _millimetres),
+        ("mu_star", r"$\mu^* = Mg/N_{wall}$", ".3f"),
     ],
 }
 
@@ -87,12 +157,16 @@ def _swept_cell(value):
     return latex_text(value)
 
 
-def sweep_table(table, sweep):
-    """The LaTeX tabular of one sweep's results (a ResultsTable)."""
-    if sweep not in PAPER_TABLES:
-        raise ValueError(f"no paper table is defined for sweep {sweep!r} (analysis/paper.py PAPER_TABLES)")
+def sweep_table(table, section, scenario=None):
+    """The LaTeX tabular of one section's results (a ResultsTable), of the runs of
+    ``scenario`` only when it is given."""
+    if section not in PAPER_TABLES:
+        raise ValueError(f"no paper table is defined for section {section!r} (analysis/paper.py PAPER_TABLES)")
     merits = []
-    for column, header, spec in PAPER_TABLES[sweep]:
+    for column, header, spec, *optional in PAPER_TABLES[section]:
+        if optional and optional[0] and column not in table and f"summary.{column}" not in table:
+            merits.append((None, header, spec))
+            continue
         summary_column(table, column)  # raises MissingColumnError, naming the column
         merits.append((f"summary.{column}" if f"summary.{column}" in table else column, header, spec))
     swept = swept_keys(table)
@@ -100,15 +174,143 @@ def sweep_table(table, sweep):
               *[header for _, header, _ in merits], "ms/step"]
     lines = [r"\begin{tabular}{" + "l" * (2 + len(swept)) + "r" * (len(merits) + 1) + "}", r"\toprule",
              " & ".join(header) + r" \\", r"\midrule"]
-    for row in table.rows():
+    rows = [row for row in table.rows() if scenario is None or row.get("scenario") == scenario]
+    if not rows:
+        raise ValueError(f"no runs of scenario {scenario!r} in the results")
+    for row in rows:
         status = row["status"]
         cells = [latex_text(row["formulation"]), *[_swept_cell(row[key]) for key in swept], latex_text(status)]
         for column, _, spec in merits:
-            cells.append(_format(row[column], spec) if status == "ok" else latex_text(status))
+            if status != "ok":
+                cells.append(latex_text(status))
+            else:
+                cells.append(_format(math.nan if column is None else row[column], spec))
         steps, wall = row.get("steps", math.nan), row.get("wall_s", math.nan)
         per_step = 1e3 * wall / steps if status == "ok" and steps and steps > 0 else math.nan
         cells.append(_format(per_step, ".1f"))
         lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+SolverStatistics = namedtuple("SolverStatistics", "steps ms_per_step outer_mean outer_max linear_total outer_total "
+                              "contacts_mean contacts_max unconverged")
+
+
+def solver_statistics(path):
+    """Per-step solver statistics of one run file (/solver_log), or None without a log."""
+    with h5py.File(path, "r") as run:
+        log = run.get("solver_log")
+        if log is None or "wall_s" not in log or len(log["wall_s"]) == 0:
+            return None
+        outer = np.asarray(log["outer_iterations"][()], dtype=float)
+        linear = np.asarray(log["linear_iterations"][()], dtype=float) if "linear_iterations" in log else None
+        contacts = np.asarray(log["contacts"][()], dtype=float)
+        converged = np.asarray(log["converged"][()]) if "converged" in log else None
+        return SolverStatistics(
+            steps=len(outer), ms_per_step=1e3 * float(np.mean(log["wall_s"][()])),
+            outer_mean=float(np.mean(outer)), outer_max=float(np.max(outer)),
+            linear_total=math.nan if linear is None else float(np.sum(linear)), outer_total=float(np.sum(outer)),
+            contacts_mean=float(np.mean(contacts)), contacts_max=float(np.max(contacts)),
+            unconverged=0 if converged is None else int(np.sum(converged == 0)))
+
+
+# The rows of the seeds' Table I ([zong2024convex] Table I, [yu2025async] Table I; spec-sap-qn
+# §4.1, §4.2), by this testbed's scene: (source, the seed's name, h [m], particles, Δt [ms],
+# time per step [ms], contacts avg, contacts max, machine). [zong2024convex] counts
+# constraints, [yu2025async] contacts per registration; its runs use N substeps per step.
+PUBLISHED = {
+    "ball_on_slope": [("zong2024convex", "Ball on Slope", 0.2, 6777, 10.0, 1160.0, 2.6, 6, "Z")],
+    "dough_tearing": [("zong2024convex", "Dough Tearing", 0.02, 1647, 10.0, 860.0, 113.7, 306, "Z")],
+    "dough_rolling": [("zong2024convex", "Dough Rolling", 0.02, 5863, 10.0, 7650.0, 496.3, 723, "Z"),
+                      ("yu2025async", "Dough Rolling ($N$ 10)", 0.02, 5920, 10.0, 21.7, 17.8, 101, "Y")],
+    "liquid_transfer": [("zong2024convex", "Water Pouring", 0.01, 791, 10.0, 850.0, 312.6, 606, "Z")],
+    "close_lift_shake": [("zong2024convex", "Shake", 0.01, 3456, 10.0, 1940.0, 763.7, 1626, "Z"),
+                         ("yu2025async", "Shake ($N$ 10)", 0.01, 3456, 0.1, 231.1, 571.1, 576, "Y")],
+}
+PUBLISHED_MACHINES = {"Z": "one thread of an Intel Xeon W-11855M",
+                      "Y": "an NVIDIA RTX 4090 with an Intel Xeon E5-2690 v4"}
+
+
+def _cell(value, spec):
+    return "--" if value is None or (isinstance(value, float) and not math.isfinite(value)) else format(value, spec)
+
+
+def published_table(matrix_results):
+    """The matrix's runs of the seeds' Table I scenes beside the published rows (LaTeX)."""
+    from .matrix import FORMULATIONS, records
+
+    folder = Path(matrix_results).parent
+    by_scene = {}
+    for record in records(folder):
+        if record.get("scenario") in PUBLISHED:
+            by_scene.setdefault(record["scenario"], []).append(record)
+    if not by_scene:
+        raise ValueError(f"no runs of {', '.join(PUBLISHED)} in {folder}")
+    lines = [r"\begin{tabular}{llrrrrrl}", r"\toprule",
+             r"scene & run & $h$ [m] & particles & $\Delta t$ [ms] & ms/step & iterations/step & contacts avg (max) \\",
+             r"\midrule"]
+    for scene, published in PUBLISHED.items():
+        for source, name, h, particles, dt, ms, mean, largest, _ in published:
+            lines.append(f"{latex_text(scene)} & \\citet{{{source}}}: {name} & {h:g} & {particles:,} & {dt:g} & "
+                         f"{ms:,.1f} & -- & {mean:.1f} ({largest}) \\\\")
+        order = {name: k for k, name in enumerate(FORMULATIONS)}
+        for record in sorted(by_scene.get(scene, []), key=lambda r: order.get(r["formulation"], 99)):
+            params, status = record.get("params", {}), record["status"]
+            statistics = solver_statistics(record["file"]) if status == "ok" and "file" in record else None
+            particles = record.get("summary", {}).get("particles")
+            cells = [latex_text(scene), latex_text(record["formulation"]) + ("" if status == "ok" else f" ({status})"),
+                     _cell(params.get("grid_spacing"), "g"),
+                     _cell(int(particles) if particles is not None else None, ","),
+                     _cell(1e3 * params["dt"] if "dt" in params else None, "g")]
+            if statistics is None:
+                cells += ["--", "--", "--"]
+            else:
+                cells += [_cell(statistics.ms_per_step, ",.1f"), _cell(statistics.outer_mean, ".1f"),
+                          f"{statistics.contacts_mean:.1f} ({statistics.contacts_max:.0f})"]
+            lines.append(" & ".join(cells) + r" \\")
+        lines.append(r"\midrule")
+    lines[-1] = r"\bottomrule"
+    lines.append(r"\end{tabular}")
+    return "\n".join(lines) + "\n"
+
+
+# [ding_schroeder_penalty] §5 (spec-penalty-hybrid §4.5): 3.1 Newton iterations per step on
+# average over its examples, its cap of 1000 never reached, GMRES capped at 20 iterations.
+PUBLISHED_PENALTY_ITERATIONS = (3.1, 1000, 20)
+
+
+def iterations_table(folders):
+    """Solver statistics per scene and formulation over the run files of ``folders``
+    (LaTeX): runs, steps, outer iterations per step (mean, largest), linear iterations per
+    outer iteration, unconverged steps."""
+    from .matrix import FORMULATIONS, records
+
+    groups = {}
+    for folder in folders:
+        for record in records(folder):
+            if record["status"] == "ok" and "file" in record:
+                statistics = solver_statistics(record["file"])
+                if statistics is not None:
+                    groups.setdefault((record["scenario"], record["formulation"]), []).append(statistics)
+    if not groups:
+        raise ValueError(f"no run with a solver log in {' '.join(str(f) for f in folders)}")
+    mean, cap, gmres = PUBLISHED_PENALTY_ITERATIONS
+    lines = [r"\begin{tabular}{llrrrrrr}", r"\toprule",
+             r"scene & formulation & runs & steps & outer it./step & largest & linear it./outer it. & unconverged \\",
+             r"\midrule",
+             f"all & \\citet{{ding_schroeder_penalty}} & & & {mean:g} & $<{cap}$ & $\\le {gmres}$ (cap) & 0 \\\\",
+             r"\midrule"]
+    order = {name: k for k, name in enumerate(FORMULATIONS)}
+    for scene, formulation in sorted(groups, key=lambda key: (key[0], order.get(key[1], 99))):
+        runs = groups[(scene, formulation)]
+        steps = sum(r.steps for r in runs)
+        outer_total = sum(r.outer_total for r in runs)
+        linear_total = sum(r.linear_total for r in runs)
+        per_outer = linear_total / outer_total if outer_total > 0 else math.nan
+        lines.append(" & ".join([latex_text(scene), latex_text(formulation), str(len(runs)), f"{steps:,}",
+                                 _cell(outer_total / steps, ".2f"), _cell(max(r.outer_max for r in runs), ".0f"),
+                                 _cell(per_outer, ".1f"), str(sum(r.unconverged for r in runs))]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
@@ -148,20 +350,31 @@ def provenance(quick, root):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m analysis.paper", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    table_parser = commands.add_parser("table", help="one sweep's LaTeX table")
-    table_parser.add_argument("sweep")
+    table_parser = commands.add_parser("table", help="one section's LaTeX table of a sweep's runs")
+    table_parser.add_argument("section")
     table_parser.add_argument("results", help="the sweep's results.csv (contactlab collect)")
+    table_parser.add_argument("--scenario", help="only the runs of this scenario")
     table_parser.add_argument("--out", required=True)
+    published_parser = commands.add_parser("published", help="the seeds' Table I beside the matrix's runs")
+    published_parser.add_argument("results", help="the matrix sweep's results.csv")
+    published_parser.add_argument("--out", required=True)
+    iterations_parser = commands.add_parser("iterations", help="solver iterations per scene and formulation")
+    iterations_parser.add_argument("folders", nargs="+", help="sweep folders of run files")
+    iterations_parser.add_argument("--out", required=True)
     provenance_parser = commands.add_parser("provenance", help="the build's provenance macros")
     provenance_parser.add_argument("--quick", action="store_true")
     provenance_parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     try:
         if args.command == "table":
-            text = sweep_table(load_results(args.results), args.sweep)
+            text = sweep_table(load_results(args.results), args.section, args.scenario)
+        elif args.command == "published":
+            text = published_table(args.results)
+        elif args.command == "iterations":
+            text = iterations_table(args.folders)
         else:
             text = provenance(args.quick, Path(__file__).resolve().parent.parent)
-    except (FileNotFoundError, MissingColumnError, ValueError) as error:
+    except (FileNotFoundError, MissingColumnError, ValueError, OSError) as error:
         sys.exit(f"analysis.paper: {' '.join(str(error).split())}")
     Path(args.out).write_text(text)
     return 0

@@ -16,6 +16,9 @@ against iteration of each run's longest solve, with its stopping threshold dotte
 quasi_newton runs with either option beyond [yu2025async] (``quasi_newton.warm_start`` not
 ``none``, ``quasi_newton.kinematic_poses`` not ``step``; data/sweeps/dough_rolling_tolerance_options.toml)
 are a third series, "quasi_newton + options", with their own speedup against sap.
+Runs of the other formulations (penalty, whose Newton tolerance is of another kind, and
+hybrid_impulse, which has no iterative solve) are levels across ε_r in the timing and
+iteration panels, one per formulation and table model, so that the figure shows all four.
 Two tables go to stdout: timing, iterations and contacts (summary contacts_mean and
 contacts_max) per (table model, ε_r); then the pin's slip ratio per rolling pass and the final
 dough thickness of each run (summary slip_ratio_mean_pass1..3, final_dough_mean_thickness).
@@ -239,13 +242,48 @@ def _plot_per_model(ax, rows, columns, ylabel, title, log_y=True):
     ax.set_title(title, fontsize=10)
 
 
-def _plot_timing(ax, rows):
+LevelRow = namedtuple("LevelRow", "formulation table_model milliseconds iterations status")
+LEVEL_COLORS = ("C4", "C5", "C6", "C7")
+
+
+def level_rows(runs):
+    """One LevelRow per (formulation, table model) of the runs outside FORMULATIONS: the mean
+    time and iterations per step of its ok runs (NaN when none is ok)."""
+    groups = {}
+    for run in runs:
+        if run.formulation not in FORMULATIONS:
+            groups.setdefault((run.formulation, table_model(run)), []).append(run)
+    rows = []
+    for (formulation, model), group in sorted(groups.items()):
+        ok = [run for run in group if run.ok]
+        rows.append(LevelRow(formulation, model,
+                             float(np.mean([milliseconds_per_step(run) for run in ok])) if ok else math.nan,
+                             float(np.mean([iterations_per_step(run) for run in ok])) if ok else math.nan,
+                             "ok" if ok else group[0].status))
+    return rows
+
+
+def _plot_levels(ax, levels, column):
+    """The formulations without ε_r as horizontal lines at their value."""
+    names = sorted({row.formulation for row in levels})
+    models = sorted({row.table_model for row in levels})
+    for row in levels:
+        value = getattr(row, column)
+        if math.isfinite(value):
+            ax.axhline(value, color=LEVEL_COLORS[names.index(row.formulation) % len(LEVEL_COLORS)],
+                       linestyle=LINESTYLES[models.index(row.table_model) % len(LINESTYLES)], linewidth=1.2,
+                       label=f"{row.formulation}, {row.table_model} (no ε_r)")
+
+
+def _plot_timing(ax, rows, levels=()):
+    _plot_levels(ax, levels, "milliseconds")
     _plot_per_model(ax, rows, ((QUASI_NEWTON, "quasi_newton_ms", "o"), (SAP, "sap_ms", "s"),
                                (QUASI_NEWTON_OPTIONS, "options_ms", "^")),
                     "wall time per step [ms]", "runtime")
 
 
-def _plot_iterations(ax, rows):
+def _plot_iterations(ax, rows, levels=()):
+    _plot_levels(ax, levels, "iterations")
     _plot_per_model(ax, rows, ((QUASI_NEWTON, "quasi_newton_iterations", "o"), (SAP, "sap_iterations", "s"),
                                (QUASI_NEWTON_OPTIONS, "options_iterations", "^")),
                     "iterations per step", "iterations (linear convergence: a straight line)", log_y=False)
@@ -296,6 +334,7 @@ def plot(runs, out, file=None):
     """Print the timing table of the dough_rolling quasi_newton/sap runs among ``runs`` and
     draw the figure into ``out``."""
     file = sys.stdout if file is None else file
+    levels = level_rows([run for run in runs if run.scenario == SCENARIO])
     runs = [run for run in runs if run.scenario == SCENARIO and run.formulation in FORMULATIONS]
     if not runs:
         raise ValueError(f"no {SCENARIO} runs of {' or '.join(FORMULATIONS)} found")
@@ -309,6 +348,10 @@ def plot(runs, out, file=None):
     print(format_timing_table(rows), file=file)
     print(file=file)
     print(format_outcome_table(outcome_rows(timed)), file=file)
+    if levels:
+        print(file=file)
+        print(format_table(("formulation", "table", "ms/step", "it/step", "status"), levels,
+                           ("", "", ".1f", ".1f", "")), file=file)
     for run in timed:
         if not run.ok:
             print(f"note: {run.path.name}: {run.status}: {run.message}", file=file)
@@ -320,9 +363,9 @@ def plot(runs, out, file=None):
             histories.append((run, relative_tolerance(run), history))
     panels = 4 if histories else 3
     fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 4.0))
-    _plot_timing(axes[0], rows)
+    _plot_timing(axes[0], rows, levels)
     _plot_speedup(axes[1], rows)
-    _plot_iterations(axes[2], rows)
+    _plot_iterations(axes[2], rows, levels)
     if histories:
         _plot_histories(axes[3], histories)
     save_figure(fig, "Dough rolling: wall time per step against ε_r", out)

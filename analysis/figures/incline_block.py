@@ -3,8 +3,8 @@
     python3 -m analysis.figures.incline_block RUN_DIR_OR_FILES... --out incline_block.png
 
 One column per formulation. Top: the in-plane speed of the centre of mass (solid) against
-the analytic point mass (dashed, same colour), one curve per μ, with the measured and
-analytic stop times in the legend. Middle: total tangential over total normal contact force,
+the analytic point mass (dashed, same colour), one curve per (μ, body: MPM or rigid block),
+with the measured and analytic stop times in the legend. Middle: total tangential over total normal contact force,
 with horizontal lines at each μ (the cone, where a sliding block sits) and at tan θ (where a
 static block sits, inside the cone). Bottom: the largest per-contact cone margin
 ‖f_t‖ − μ f_n, which must stay ≤ 0 (formulations without per-contact forces show none).
@@ -27,9 +27,14 @@ def _number(value):
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3g}"
 
 
+def variant(run):
+    """(μ, body) of a run: one curve each; the body is "mpm" for runs written before the key."""
+    return float(run.params["mu"]), str(run.params.get("body", "mpm"))
+
+
 def _label(run):
     summary = run.summary
-    parts = [f"μ = {run.params['mu']:g}"]
+    parts = [f"μ = {run.params['mu']:g}, {variant(run)[1]}"]
     if "analytic_stop_time" in summary or "stop_time" in summary:
         parts.append(f"stop {_number(summary.get('stop_time'))} s "
                      f"(analytic {_number(summary.get('analytic_stop_time'))} s)")
@@ -45,7 +50,7 @@ def plot(runs, out):
     if not runs:
         raise ValueError(f"no {SCENARIO} runs found")
     formulations = sorted({run.formulation for run in runs})
-    mus = sorted({run.params["mu"] for run in runs})
+    variants = sorted({variant(run) for run in runs})
     fig, axes = plt.subplots(3, len(formulations), figsize=(max(7.0, 5.5 * len(formulations)), 10.0),
                              sharex="col", squeeze=False)
     for column, formulation in enumerate(formulations):
@@ -53,7 +58,8 @@ def plot(runs, out):
         angles = set()
         any_margin = False
         for run in (r for r in runs if r.formulation == formulation):
-            color = f"C{mus.index(run.params['mu']) % 10}"
+            color = f"C{variants.index(variant(run)) % 10}"
+            name = "μ = {:g}, {}".format(*variant(run))
             angles.add(run.params.get("slope_angle_deg"))
             time, speed = run.series("com_speed")
             speed_ax.plot(time, speed, color=color, linewidth=1.2, label=_label(run))
@@ -61,12 +67,12 @@ def plot(runs, out):
                 ref_time, ref_speed = run.analytic("com_speed")
                 speed_ax.plot(ref_time, ref_speed, color=color, linestyle="--", linewidth=1.0)
             time, ratio = run.series("force_ratio")
-            ratio_ax.plot(time, ratio, color=color, linewidth=0.8, label=f"μ = {run.params['mu']:g}")
+            ratio_ax.plot(time, ratio, color=color, linewidth=0.8, label=name)
             ratio_ax.axhline(run.params["mu"], color=color, linestyle="--", linewidth=1.0)
             time, margin = run.series("cone_margin")
             if np.isfinite(margin).any():
                 any_margin = True
-                margin_ax.plot(time, margin, color=color, linewidth=0.8, label=f"μ = {run.params['mu']:g}")
+                margin_ax.plot(time, margin, color=color, linewidth=0.8, label=name)
         for angle in angles - {None}:
             ratio_ax.axhline(math.tan(math.radians(angle)), color="k", linestyle=":", linewidth=1.0,
                              label=f"tan θ ({angle:g}°)")

@@ -55,12 +55,86 @@ def test_latex_text_escapes_the_special_characters():
     assert latex_text("quasi_newton 5% & $x#{}") == r"quasi\_newton 5\% \& \$x\#\{\}"
 
 
-def test_every_paper_section_has_its_text_and_table():
-    snakefile = (REPO_ROOT / "paper" / "Snakefile").read_text()
-    for sweep in PAPER_TABLES:
-        assert (REPO_ROOT / "paper" / "sections" / f"{sweep}.tex").is_file(), sweep
-        assert (REPO_ROOT / "data" / "sweeps" / f"{sweep}.toml").is_file(), sweep
-        assert f'"{sweep}": ("analysis.figures.' in snakefile, sweep
+def _paper_sections():
+    """PAPER_SECTIONS of paper/Snakefile: {section: (table kind, [sweeps])}, read from its text
+    (a Snakefile is not importable)."""
+    import ast
+    import re
+
+    text = (REPO_ROOT / "paper" / "Snakefile").read_text()
+    block = re.search(r"^PAPER_SECTIONS = (\{.*?^\})$", text, re.S | re.M).group(1)
+    sections = ast.literal_eval(block)
+    return {name: (spec["table"], spec.get("sweeps", [name]), spec.get("figure")) for name, spec in sections.items()}
+
+
+def test_every_paper_section_has_its_text_sweeps_table_and_figure_script():
+    sections = _paper_sections()
+    assert {"matrix", "published_timings", "liquid_transfer", "incline_block", "rolling_sphere",
+            "defaults_pyramid", "defaults_wedge", "iterations", "dough_rolling_tolerance",
+            "convergence_incline_block"} <= set(sections)
+    for name, (table, sweeps, figure) in sections.items():
+        assert (REPO_ROOT / "paper" / "sections" / f"{name}.tex").is_file(), name
+        for sweep in sweeps:
+            assert (REPO_ROOT / "data" / "sweeps" / f"{sweep}.toml").is_file(), (name, sweep)
+        if table == "sweep":
+            assert name in PAPER_TABLES, name
+        if figure is not None:
+            module = figure[0].rsplit(".", 1)[-1]
+            assert (REPO_ROOT / "analysis" / "figures" / f"{module}.py").is_file(), (name, module)
+    for name in PAPER_TABLES:
+        assert sections.get(name, ("",))[0] == "sweep", f"PAPER_TABLES[{name!r}] is no section's table"
+
+
+def test_quick_sweep_files_keep_their_sweeps_name_and_scene():
+    """paper/quick/<sweep>.toml replaces data/sweeps/<sweep>.toml in the quick build: same
+    name and scenario, fewer or coarser axis values."""
+    import tomllib
+
+    quick = sorted((REPO_ROOT / "paper" / "quick").glob("*.toml"))
+    assert quick
+    for path in quick:
+        with open(path, "rb") as handle:
+            short = tomllib.load(handle)["sweep"]
+        with open(REPO_ROOT / "data" / "sweeps" / path.name, "rb") as handle:
+            full = tomllib.load(handle)["sweep"]
+        assert short["name"] == full["name"] == path.stem
+        assert short["scenario"] == full["scenario"]
+        assert (path.parent / short["config"]).resolve() == (REPO_ROOT / "data" / "sweeps" / full["config"]).resolve()
+
+
+def test_sweep_table_of_one_scenario_and_an_optional_column(tmp_path):
+    """A section may report one scenario of a sweep (the matrix's liquid_transfer); a column
+    the scene writes only when it measures it (a stop time) is "--" when no run wrote it."""
+    path = tmp_path / "results.csv"
+    path.write_text("run_id,index,sweep,scenario,formulation,mu,status,message,steps,wall_s,regime,"
+                    "analytic_stop_time,final_displacement,analytic_final_displacement,max_rel_error,"
+                    "sliding_force_ratio,static_force_ratio,max_cone_margin\n"
+                    "a,0,s,incline_block,sap,0.125,ok,,10,1.0,stop,0.515,0.03,0.0258,0.2,0.125,0.105,0.0\n"
+                    "b,1,s,other_scene,sap,0.125,ok,,10,1.0,stop,0.515,0.03,0.0258,0.2,0.125,0.105,0.0\n")
+    text = sweep_table(load_results(path), "incline_block", scenario="incline_block")
+    rows = [line for line in text.splitlines() if line.endswith(r"\\")][1:]
+    assert rows == [r"sap & 0.125 & ok & stop & -- & 0.515 & 30.0 & 25.8 & 0.200 & 0.125 & 0.105 & 0.0e+00 & 100.0 \\"]
+    with pytest.raises(ValueError, match="no runs of scenario"):
+        sweep_table(load_results(path), "incline_block", scenario="liquid_transfer")
+
+
+def test_iterations_and_published_tables_from_run_files(tmp_path):
+    """The solver statistics come from /solver_log: conftest's runs log outer and linear
+    iterations 0..steps, and 0.1 ms per step."""
+    from analysis.paper import iterations_table, published_table
+    from conftest import write_run
+
+    write_run(tmp_path / "aaaaaaaaaaaa.h5", formulation="sap", steps=100)
+    write_run(tmp_path / "bbbbbbbbbbbb.h5", formulation="penalty", steps=100)
+    text = iterations_table([tmp_path])
+    assert r"all & \citet{ding_schroeder_penalty} & & & 3.1 & $<1000$ & $\le 20$ (cap) & 0 \\" in text
+    assert r"ball\_on\_slope & sap & 1 & 101 & 50.00 & 100 & 1.0 & 0 \\" in text
+    assert text.index("& sap &") < text.index("& penalty &")  # the formulations' order
+    text = published_table(tmp_path / "results.csv")
+    assert r"\citet{zong2024convex}: Ball on Slope & 0.2 & 6,777 & 10 & 1,160.0 & -- & 2.6 (6) \\" in text
+    assert r"ball\_on\_slope & sap & " in text and " & 0.1 & 50.0 & 50.0 (100) \\" in text
+    with pytest.raises(ValueError, match="no run with a solver log"):
+        iterations_table([tmp_path / "empty"])
 
 
 TINY = """
@@ -91,7 +165,7 @@ def test_paper_builds_from_tiny_runs(contactlab_bin, tmp_path):
                                        "provenance.tex", "body.tex")]
     result = subprocess.run(
         [snakemake, "-s", str(REPO_ROOT / "paper" / "Snakefile"), "--directory", str(work), "-j", "2",
-         *targets, "--config", "quick=1", f"quick_overrides={quick}", "paper_sweeps=squeezed_cube,dam_break",
+         *targets, "--config", "quick=1", f"quick_overrides={quick}", "paper_sections=squeezed_cube,dam_break",
          f"contactlab={contactlab_bin}", f"python={sys.executable}"],
         capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
