@@ -118,6 +118,13 @@ PAPER_TABLES = {
         ("final_spin_ratio", r"$\omega R / v$", ".3f"),
         ("final_slip_speed", "slip speed [m/s]", ".2e"),
     ],
+    "stack": [
+        ("layers", "layers", "s"),
+        ("stood", "stands", _yes_no),
+        ("max_block_drift", "largest drift [mm]", _millimetres),
+        ("final_top_settling", "top settling [mm]", _millimetres),
+        ("ground_load_ratio", "ground load / weight", ".3f"),
+    ],
     "defaults_pyramid": [
         ("collapsed", "collapsed", _yes_no),
         ("ball_drop", "ball drop [mm]", _millimetres),

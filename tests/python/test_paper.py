@@ -70,7 +70,7 @@ def _paper_sections():
 def test_every_paper_section_has_its_text_sweeps_table_and_figure_script():
     sections = _paper_sections()
     assert {"matrix", "published_timings", "liquid_transfer", "incline_block", "rolling_sphere",
-            "defaults_pyramid", "defaults_wedge", "iterations", "dough_rolling_tolerance",
+            "defaults_pyramid", "defaults_wedge", "iterations", "dough_rolling_tolerance", "stack",
             "convergence_incline_block"} <= set(sections)
     for name, (table, sweeps, figure) in sections.items():
         assert (REPO_ROOT / "paper" / "sections" / f"{name}.tex").is_file(), name
