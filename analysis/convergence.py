@@ -81,6 +81,47 @@ STUDIES = {
 }
 
 
+def _run_parameter(table, name):
+    """A parameter of the study's runs (their /params), read from the first run file beside
+    the results table; None when no run file is there."""
+    import h5py
+
+    if not getattr(table, "source", None):
+        return None
+    folder = Path(table.source).parent
+    for run_id in table["run_id"]:
+        path = folder / f"{run_id}.h5"
+        if path.is_file():
+            with h5py.File(path, "r") as run:
+                value = run["params"].attrs.get(name) if "params" in run else None
+            if value is not None:
+                return float(value)
+    return None
+
+
+def apic_rolling_deficit(grid_spacing, radius):
+    """The share of the rolling speed an MPM ball loses to APIC's affine inertia: each particle
+    carries the extra inertia m_p h^2/2 about any axis (D_p = h^2/4 I of quadratic B-splines,
+    [jiang2015apic]), so the solid ball rolls like one of inertia (2/5 + h^2 / (2 R^2)) m R^2
+    and accelerates by (1 + 2/5) / (1 + 2/5 + h^2 / (2 R^2)) of the closed form's rate."""
+    beta = 0.4 + np.asarray(grid_spacing, dtype=float) ** 2 / (2.0 * radius**2)
+    return 1.0 - 1.4 / (1.0 + beta)
+
+
+def _apic_row(table):
+    radius = _run_parameter(table, "radius")
+    if radius is None:
+        return None
+    return ("APIC affine inertia (closed form)", "velocity",
+            lambda grid_spacing: apic_rolling_deficit(grid_spacing, radius))
+
+
+# Studies with a closed-form row beside the formulations' errors: a function of the table
+# giving (name, error label, function of the refined values), or None when the row cannot be
+# evaluated (no run file to read a parameter from).
+REFERENCE_ROWS = {"convergence_ball_on_slope": _apic_row}
+
+
 def measured_order(x, error):
     """Least-squares slope of log(error) against log(x) over the finite positive errors, or
     NaN when fewer than two points (or one value of x) remain."""
@@ -168,6 +209,13 @@ def latex(table, study):
         order = measured_order(x, error)
         cells.append("--" if math.isnan(order) else f"{order:.2f}")
         rows.append(" & ".join(cells) + r" \\")
+    reference = REFERENCE_ROWS.get(study, lambda _: None)(table)
+    if reference is not None and xs:
+        name, label, function = reference
+        values = function(np.asarray(xs))
+        rows.append(r"\midrule")
+        rows.append(" & ".join([latex_text(name), latex_text(label), *[f"{value:.3g}" for value in values],
+                                f"{measured_order(xs, values):.2f}"]) + r" \\")
     rows += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(rows) + "\n"
 

@@ -26,6 +26,45 @@ namespace {
 
 using RowMatrix3X = Eigen::Matrix<double, 3, Eigen::Dynamic>;
 
+// out = diag(row_scale) (a + b) for compressed column-major a and b of one size, written into
+// out's existing storage (it grows only when out holds fewer nonzeros than needed). Entries
+// of a and b at one place are summed before the scaling, as Eigen's expression would.
+void AddAndScaleRows(const SparseMatrix& a, const SparseMatrix& b, const Eigen::VectorXd& row_scale,
+                     SparseMatrix* out) {
+  out->resize(a.rows(), a.cols());
+  out->resizeNonZeros(a.nonZeros() + b.nonZeros());
+  int* out_outer = out->outerIndexPtr();
+  int* out_inner = out->innerIndexPtr();
+  double* out_value = out->valuePtr();
+  const int *a_outer = a.outerIndexPtr(), *a_inner = a.innerIndexPtr();
+  const int *b_outer = b.outerIndexPtr(), *b_inner = b.innerIndexPtr();
+  const double *a_value = a.valuePtr(), *b_value = b.valuePtr();
+  int count = 0;
+  for (int column = 0; column < a.cols(); ++column) {
+    out_outer[column] = count;
+    int i = a_outer[column], j = b_outer[column];
+    const int i_end = a_outer[column + 1], j_end = b_outer[column + 1];
+    while (i < i_end || j < j_end) {
+      int row;
+      double value;
+      if (j == j_end || (i < i_end && a_inner[i] < b_inner[j])) {
+        row = a_inner[i];
+        value = a_value[i++];
+      } else if (i == i_end || b_inner[j] < a_inner[i]) {
+        row = b_inner[j];
+        value = b_value[j++];
+      } else {
+        row = a_inner[i];
+        value = a_value[i++] + b_value[j++];
+      }
+      out_inner[count] = row;
+      out_value[count++] = row_scale[row] * value;
+    }
+  }
+  out_outer[a.cols()] = count;
+  out->resizeNonZeros(count);
+}
+
 Matrix3 CrossMatrix(const Vector3& a) {
   Matrix3 m;
   m << 0.0, -a.z(), a.y(), a.z(), 0.0, -a.x(), -a.y(), a.x(), 0.0;
@@ -487,7 +526,7 @@ void PenaltyStepSystem::Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* resi
     // 3. H = [∇²E_mpm, 0; 0, A] − Δt ∂(contact forces)/∂x. Grid–grid contact blocks fall on
     //    node pairs that share a particle's stencil, which the MPM Hessian pattern already
     //    holds; everything touching rigid unknowns goes through triplets.
-    SparseMatrix grid_block;
+    SparseMatrix& grid_block = grid_block_;
     if (implicit_mpm_.is_quadratic()) {
       if (!mpm_hessian_cached_) {
         mpm_hessian_ = implicit_mpm_.Hessian(grid_velocity);
@@ -534,11 +573,11 @@ void PenaltyStepSystem::Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* resi
       }
     }
     grid_block.conservativeResize(size(), size());
-    SparseMatrix rigid_part(size(), size());
-    rigid_part.setFromTriplets(triplets.begin(), triplets.end());
-    *jacobian = grid_block + rigid_part;
-    // 4. The weighted system: g̃ = D^(-1/2) g, H̃ = D^(-1/2) H.
-    *jacobian = inverse_sqrt_weights_.asDiagonal() * (*jacobian);
+    grid_block.makeCompressed();
+    rigid_part_.resize(size(), size());
+    rigid_part_.setFromTriplets(triplets.begin(), triplets.end());
+    // 4. The weighted system: g̃ = D^(-1/2) g, H̃ = D^(-1/2) H (the rows of H scaled).
+    AddAndScaleRows(grid_block, rigid_part_, inverse_sqrt_weights_, jacobian);
   }
   g.array() *= inverse_sqrt_weights_.array();
 }

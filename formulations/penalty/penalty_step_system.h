@@ -153,6 +153,11 @@ class PenaltyStepSystem final : public NonlinearSystem {
   Eigen::VectorXd inverse_sqrt_weights_;          // D^(-1/2)
   SparseMatrix mpm_hessian_;                      // cached when E_mpm is quadratic
   bool mpm_hessian_cached_ = false;
+  // Scratch of Evaluate's Jacobian assembly, kept between calls so that the grid-sized
+  // matrices reuse their storage instead of being allocated (and page-faulted) anew on every
+  // Newton iteration and line-search trial.
+  SparseMatrix grid_block_;
+  SparseMatrix rigid_part_;
   std::vector<PairForce> pair_forces_;
   std::vector<std::vector<TriangleMesh>> box_meshes_;  // [body][geometry]; empty unless a box relaxed as a mesh
   int pairs_created_ = 0;

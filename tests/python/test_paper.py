@@ -268,3 +268,21 @@ def test_convergence_table_and_figure_from_a_results_table(tmp_path):
     assert r"penalty & velocity & -- & -- & -- & -- \\" in text
     figure(table, "convergence_ball_on_slope", tmp_path / "f.png")
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_apic_row_of_the_rolling_ball_study(tmp_path):
+    """The closed-form share of the rolling deficit that APIC's affine inertia gives: a ball
+    of inertia (2/5 + h^2/(2R^2)) m R^2 rolls at 1.4/(1 + beta) of the closed form's rate."""
+    from analysis.convergence import apic_rolling_deficit, latex
+    from conftest import write_run
+
+    assert abs(apic_rolling_deficit(0.2, 0.5) - (1.0 - 1.4 / 1.48)) < 1e-12
+    assert abs(apic_rolling_deficit(0.1, 0.5) / apic_rolling_deficit(0.05, 0.5) - 3.96) < 0.05  # ~h^2
+    write_run(tmp_path / "aaaaaaaaaaaa.h5", formulation="sap", extra_params={"radius": 0.5})
+    path = tmp_path / "results.csv"
+    path.write_text("run_id,index,sweep,scenario,formulation,grid_spacing,status,message,steps,wall_s,"
+                    "max_rel_error_velocity,final_spin_ratio,expected_spin_ratio\n"
+                    + "".join(f"{run_id},{i},c,ball_on_slope,sap,{h},ok,,50,1.0,0.1,1.0,1.0\n"
+                              for i, (run_id, h) in enumerate((("aaaaaaaaaaaa", 0.2), ("bbbbbbbbbbbb", 0.1)))))
+    text = latex(load_results(path), "convergence_ball_on_slope")
+    assert r"APIC affine inertia (closed form) & velocity & 0.0541 & 0.0141 & " in text

@@ -88,6 +88,16 @@ TEST(PenaltyStepSystem, JacobianMatchesCentralDifferencesOfTheResidual) {
   Eigen::VectorXd residual;
   SparseMatrix jacobian;
   system.Evaluate(x, &residual, &jacobian);
+  {
+    // Evaluate writes into the matrix's existing storage (and its own scratch): evaluating at
+    // another iterate first must not leave a trace in the Jacobian at x.
+    SparseMatrix reused;
+    Eigen::VectorXd other_residual;
+    system.Evaluate(system.InitialGuess(), &other_residual, &reused);
+    system.Evaluate(x, &other_residual, &reused);
+    ASSERT_EQ(reused.nonZeros(), jacobian.nonZeros());
+    EXPECT_EQ((Eigen::MatrixXd(reused) - Eigen::MatrixXd(jacobian)).cwiseAbs().maxCoeff(), 0.0);
+  }
 
   int mpm_static = 0, mpm_dynamic_object = 0, rigid_static = 0, sliding = 0, sticking = 0;
   for (int k = 0; k < attachments.size(); ++k) {
