@@ -286,3 +286,23 @@ def test_apic_row_of_the_rolling_ball_study(tmp_path):
                               for i, (run_id, h) in enumerate((("aaaaaaaaaaaa", 0.2), ("bbbbbbbbbbbb", 0.1)))))
     text = latex(load_results(path), "convergence_ball_on_slope")
     assert r"APIC affine inertia (closed form) & velocity & 0.0541 & 0.0141 & " in text
+
+
+def test_incline_stop_time_error_is_against_the_threshold_crossing(tmp_path):
+    """A block that stops exactly like the point mass crosses the 2 mm/s threshold at
+    t_s − v_stop/|a| (0.0103 s before t_s at mu 0.125): no error there; a block that never
+    stopped (no stop_time) reads "no stop" and gives no order."""
+    from analysis.convergence import latex
+
+    t_s, s_s, v_stop = 0.5151764555970904, 0.02575882277985452, 0.002
+    crossing = t_s - v_stop * t_s**2 / (2 * s_s)
+    header = ("run_id,index,sweep,scenario,formulation,grid_spacing,status,message,steps,wall_s,"
+              "analytic_stop_time,analytic_stop_distance,stop_speed,max_rel_error{}\n")
+    path = tmp_path / "results.csv"
+    path.write_text(header.format(",stop_time")
+                    + "".join(f"r{i},{i},c,incline_block,sap,{h},ok,,10,1.0,{t_s},{s_s},{v_stop},0.01,"
+                              f"{crossing * (1 + err)}\n" for i, (h, err) in enumerate(((0.036, 0.04), (0.018, 0.0)))))
+    text = latex(load_results(path), "convergence_incline_block")
+    assert r"sap & stop time & 0.04 & 0 & -- \\" in text
+    path.write_text(header.format("") + f"r0,0,c,incline_block,quasi_newton,0.036,ok,,10,1.0,{t_s},{s_s},{v_stop},0.2\n")
+    assert r"quasi\_newton & stop time & no stop & -- \\" in latex(load_results(path), "convergence_incline_block")
