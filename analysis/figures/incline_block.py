@@ -52,7 +52,7 @@ def plot(runs, out):
     formulations = sorted({run.formulation for run in runs})
     variants = sorted({variant(run) for run in runs})
     fig, axes = plt.subplots(3, len(formulations), figsize=(max(7.0, 5.5 * len(formulations)), 10.0),
-                             sharex="col", squeeze=False)
+                             sharex="col", sharey="row", squeeze=False)  # one scale per row
     for column, formulation in enumerate(formulations):
         speed_ax, ratio_ax, margin_ax = (axes[row][column] for row in range(3))
         angles = set()

@@ -36,7 +36,7 @@ def plot(runs, out):
     formulations = sorted({run.formulation for run in runs})
     mus = sorted({run.params["mu"] for run in runs})
     fig, axes = plt.subplots(2, len(formulations), figsize=(max(6.5, 5.0 * len(formulations)), 7.0),
-                             sharex="col", squeeze=False)
+                             sharex="col", sharey="row", squeeze=False)  # one scale per row
     for column, formulation in enumerate(formulations):
         height_ax, drift_ax = axes[0][column], axes[1][column]
         for run in (r for r in runs if r.formulation == formulation):

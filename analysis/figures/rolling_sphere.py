@@ -44,7 +44,7 @@ def plot(runs, out):
     formulations = sorted({run.formulation for run in runs})
     variants = sorted({variant(run) for run in runs}, key=lambda v: (-v[0], v[1]))
     fig, axes = plt.subplots(2, len(formulations), figsize=(max(6.5, 4.6 * len(formulations)), 7.0),
-                             sharex="col", squeeze=False)
+                             sharex="col", sharey="row", squeeze=False)  # one scale per row
     for column, formulation in enumerate(formulations):
         speed_ax, slip_ax = axes[0][column], axes[1][column]
         for run in sorted((r for r in runs if r.formulation == formulation), key=variant):

@@ -37,7 +37,7 @@ def plot(runs, out):
     formulations = sorted({run.formulation for run in runs})
     keys = sorted({(run.summary.get("configuration", ""), run.params["mu"]) for run in runs})
     fig, axes = plt.subplots(1, len(formulations), figsize=(max(6.5, 5.5 * len(formulations)), 4.8),
-                             squeeze=False)
+                             sharey=True, squeeze=False)  # one scale for every formulation
     for ax, formulation in zip(axes[0], formulations):
         for run in (r for r in runs if r.formulation == formulation):
             color = f"C{keys.index((run.summary.get('configuration', ''), run.params['mu'])) % 10}"
