@@ -178,17 +178,22 @@ def figure(table, study, out):
         name = _series_name(formulation, split)
         colour = colours.setdefault(name, f"C{len(colours) % 10}")
         good = np.isfinite(error) & (error > 0)
+        if not good.any():
+            continue
         order = measured_order(x, error)
         text = "" if math.isnan(order) else f" (order {order:.2f})"
         ax.plot(x[good], error[good], marker="o", color=colour, label=name + text)
+    for ax, (label, _) in zip(axes[0], errors):
         ax.set_title(f"{label} error")
-    for ax in axes[0]:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
         ax.set_xlabel(axis_label)
         ax.set_ylabel("relative error")
+        if ax.lines:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.legend(fontsize=7)
+        else:  # every run failed or measured nothing (a run shorter than the error window)
+            ax.text(0.5, 0.5, "no finite error to show", ha="center", va="center", transform=ax.transAxes)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
     fig.suptitle(f"Convergence: {study}", fontsize=11)
     fig.tight_layout()
     fig.savefig(out, dpi=150)

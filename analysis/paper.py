@@ -143,9 +143,25 @@ _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$"
                    "^": r"\textasciicircum{}"}
 
 
+# The non-ASCII characters of labels and names (pdflatex reads no other): as math.
+_UNICODE = {"ω": r"$\omega$", "Δ": r"$\Delta$", "μ": r"$\mu$", "ε": r"$\varepsilon$", "θ": r"$\theta$",
+            "φ": r"$\varphi$", "σ": r"$\sigma$", "−": "$-$", "×": r"$\times$", "²": r"$^2$", "≤": r"$\le$",
+            "≥": r"$\ge$", "°": r"$^\circ$", "·": r"$\cdot$"}
+
+
 def latex_text(text):
-    """``text`` with LaTeX's special characters escaped."""
-    return "".join(_LATEX_SPECIALS.get(character, character) for character in str(text))
+    """``text`` with LaTeX's special characters escaped and the Greek letters and symbols of
+    _UNICODE written as math; any other non-ASCII character is a ValueError (pdflatex would
+    stop on it)."""
+    out = []
+    for character in str(text):
+        if character in _UNICODE:
+            out.append(_UNICODE[character])
+        elif ord(character) > 127:
+            raise ValueError(f"no LaTeX for the character {character!r} in {text!r} (analysis/paper.py _UNICODE)")
+        else:
+            out.append(_LATEX_SPECIALS.get(character, character))
+    return "".join(out)
 
 
 def _format(value, spec):

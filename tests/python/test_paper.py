@@ -53,6 +53,11 @@ def test_sweep_table_names_a_missing_column(tmp_path):
 
 def test_latex_text_escapes_the_special_characters():
     assert latex_text("quasi_newton 5% & $x#{}") == r"quasi\_newton 5\% \& \$x\#\{\}"
+    # pdflatex stops on a Unicode character it has no definition for (the convergence
+    # tables' "spin ωr/v" did): Greek letters become math, anything unknown is an error here.
+    assert latex_text("spin ωr/v, Δt") == r"spin $\omega$r/v, $\Delta$t"
+    with pytest.raises(ValueError, match="no LaTeX"):
+        latex_text("a ☃")
 
 
 def _paper_sections():
@@ -145,13 +150,16 @@ averaging_window = 0.01
 [dam_break]
 grid_spacing = 0.025
 duration = 0.03
+
+[convergence_ball_on_slope]
+duration = 0.02
 """
 
 
 def test_paper_builds_from_tiny_runs(contactlab_bin, tmp_path):
-    """The real Snakefile, two of its sections, every sweep cut to a few steps: the figures,
-    tables and provenance, and the PDF where pdflatex is installed (scripts/install-deps
-    --paper)."""
+    """The real Snakefile, three of its sections (one a convergence study, whose labels carry
+    Greek letters), every sweep cut to a few steps: the figures, tables and provenance, and
+    the PDF where pdflatex is installed (scripts/install-deps --paper)."""
     snakemake = shutil.which("snakemake")
     assert snakemake, "snakemake is missing: run scripts/install-deps"
     quick = tmp_path / "tiny.toml"
@@ -162,10 +170,11 @@ def test_paper_builds_from_tiny_runs(contactlab_bin, tmp_path):
     targets = ["paper"] if latex else [  # relative to --directory
         f"results/paper-quick/paper/{name}" for name in ("figures/squeezed_cube.png", "figures/dam_break.png",
                                        "tables/squeezed_cube.tex", "tables/dam_break.tex",
-                                       "provenance.tex", "body.tex")]
+                                       "tables/convergence_ball_on_slope.tex", "provenance.tex", "body.tex")]
     result = subprocess.run(
         [snakemake, "-s", str(REPO_ROOT / "paper" / "Snakefile"), "--directory", str(work), "-j", "2",
-         *targets, "--config", "quick=1", f"quick_overrides={quick}", "paper_sections=squeezed_cube,dam_break",
+         *targets, "--config", "quick=1", f"quick_overrides={quick}",
+         "paper_sections=squeezed_cube,dam_break,convergence_ball_on_slope",
          f"contactlab={contactlab_bin}", f"python={sys.executable}"],
         capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -175,8 +184,12 @@ def test_paper_builds_from_tiny_runs(contactlab_bin, tmp_path):
     table = (paper / "tables" / "squeezed_cube.tex").read_text()
     assert table.count(r"\\") == 16  # the header and one row per run
     assert "explicit\\_projection" in table
-    assert (paper / "body.tex").read_text() == "\\input{sections/squeezed_cube}\n\\input{sections/dam_break}\n"
+    assert (paper / "body.tex").read_text() == ("\\input{sections/squeezed_cube}\n\\input{sections/dam_break}\n"
+                                                "\\input{sections/convergence_ball_on_slope}\n")
     assert "reduced resolution" in (paper / "provenance.tex").read_text()
+    # The quick build took paper/quick/convergence_ball_on_slope.toml's grid spacings.
+    convergence = (paper / "tables" / "convergence_ball_on_slope.tex").read_text()
+    assert "grid\\_spacing 0.14" in convergence and r"spin $\omega$r/v" in convergence
     for figure in ("squeezed_cube", "dam_break"):
         assert (paper / "figures" / f"{figure}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     if not latex:
