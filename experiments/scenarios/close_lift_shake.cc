@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numbers>
 
@@ -90,6 +91,7 @@ class CloseLiftShake final : public Scenario {
       mpm::AddSampledParticles(positions, sampling, parameters.GetDouble("elastic_density"), Vector3::Zero(), 0,
                                world.particles);
     }
+    particle_count_ = static_cast<std::int64_t>(world.particles.size());
     rigid_cube_ = static_cast<int>(world.bodies.size());
     world.bodies.push_back(rigid::MakeFreeBody(
         "rigid_cube", {rigid::Geometry{rigid::Shape::Box(rigid::Vector3::Constant(half)), rigid::Pose{}, friction}},
@@ -174,6 +176,7 @@ class CloseLiftShake final : public Scenario {
     recorder.SetSummary("final_slip", final_slip_);
     recorder.SetSummary("closing_slip", closing_slip_);
     recorder.SetSummary("support", std::string(table_ >= 0 ? "table" : "none"));
+    recorder.SetSummary("particles", particle_count_);
   }
 
  private:
@@ -196,6 +199,7 @@ class CloseLiftShake final : public Scenario {
   }
 
   int rigid_cube_ = -1, carrier_link_ = -1, left_panel_ = -1, right_panel_ = -1, table_ = -1;
+  std::int64_t particle_count_ = 0;
   double close_time_ = 0.0, max_slip_ = 0.0, final_slip_ = 0.0, closing_slip_ = 0.0, panel_damping_ = 0.0;
   Vector3 initial_pose_ = Vector3::Zero(), grasp_pose_ = Vector3::Zero();
 };

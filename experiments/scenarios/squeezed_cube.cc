@@ -1,6 +1,7 @@
 #include "experiments/scenarios/squeezed_cube.h"
 
 #include <cmath>
+#include <cstdint>
 
 #include "experiments/scenarios/squeeze_panels.h"
 #include "mpm/sampling.h"
@@ -59,6 +60,7 @@ class SqueezedCube final : public Scenario {
     }
     // The sampled cube's mass matches cube_mass only up to the lattice; use the density.
     mpm::AddSampledParticles(positions, sampling, density, Vector3::Zero(), 0, world.particles);
+    particle_count_ = static_cast<std::int64_t>(positions.size());
     world.grid_spacing = sampling.grid_spacing;
     world.gravity = Vector3(0.0, 0.0, -gravity_);
 
@@ -136,12 +138,14 @@ class SqueezedCube final : public Scenario {
     recorder.SetSummary("cube_vertical_drift", final_height_ - initial_center_.z());
     recorder.SetSummary("cube_mass_sampled", sampled_mass_);
     recorder.SetSummary("averaging_window", averaging_window_);
+    recorder.SetSummary("particles", particle_count_);
   }
 
  private:
   double squeeze_force_ = 0.0, cube_mass_ = 0.0, gravity_ = 0.0, duration_ = 0.0, averaging_window_ = 0.0;
   double sampled_mass_ = 0.0, final_height_ = 0.0, panel_damping_ = 0.0;
   int left_panel_ = -1, right_panel_ = -1;
+  std::int64_t particle_count_ = 0;
   Vector3 initial_center_ = Vector3::Zero();
   std::vector<double> window_[2][3];
 };
