@@ -3,6 +3,7 @@ contactlab executable."""
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -133,3 +134,27 @@ def contactlab_bin():
     if executable is None:
         pytest.fail(f"CONTACTLAB_BIN={name!r} is not an executable")
     return executable
+
+
+def run_scenario(contactlab_bin, scenario, out, *settings, formulation="hybrid_impulse", scene_file=False):
+    """One short run of the real executable (``--set`` each of ``settings``), opened as a Run;
+    with ``scene_file`` the run starts from data/scenes/<scenario>.toml, else from the
+    scenario's built-in defaults."""
+    from analysis import Run
+
+    command = [contactlab_bin, "run", scenario, "--formulation", formulation, "--quiet", "--out", str(out)]
+    if scene_file:
+        command += ["--config", str(REPO_ROOT / "data" / "scenes" / f"{scenario}.toml")]
+    for setting in settings:
+        command += ["--set", setting]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stderr}"
+    return Run.open(out)
+
+
+def draw_figure(module, inputs, out):
+    """python3 -m MODULE INPUTS... --out OUT must succeed and write a PNG of some substance."""
+    result = subprocess.run([sys.executable, "-m", module, *map(str, inputs), "--out", str(out)],
+                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert Path(out).stat().st_size > 10_000

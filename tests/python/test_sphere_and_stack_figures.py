@@ -6,56 +6,33 @@ must write a PNG; the summaries carry what the figures and the paper's tables re
 Needs the contactlab executable: set CONTACTLAB_BIN=/path/to/contactlab.
 """
 
-import subprocess
-import sys
-from pathlib import Path
-
-from analysis import Run
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _run(contactlab_bin, scenario, out, formulation, *settings):
-    command = [contactlab_bin, "run", scenario, "--formulation", formulation, "--quiet",
-               "--config", str(REPO_ROOT / "data" / "scenes" / f"{scenario}.toml"), "--out", str(out)]
-    for setting in settings:
-        command += ["--set", setting]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stderr}"
-    return Run.open(out)
-
-
-def _figure(module, inputs, out):
-    result = subprocess.run([sys.executable, "-m", module, *map(str, inputs), "--out", str(out)],
-                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert out.stat().st_size > 10_000
+from conftest import draw_figure, run_scenario
 
 
 def test_rolling_sphere_figure_rigid_and_mpm(contactlab_bin, tmp_path):
-    runs = [_run(contactlab_bin, "rolling_sphere", tmp_path / f"sphere_{body}_{mu}.h5", "hybrid_impulse",
-                 f"body={body}", f"mu={mu}", "grid_spacing=0.025", "duration=0.1")
+    runs = [run_scenario(contactlab_bin, "rolling_sphere", tmp_path / f"sphere_{body}_{mu}.h5", f"body={body}",
+                         f"mu={mu}", "grid_spacing=0.025", "duration=0.1", scene_file=True)
             for body in ("rigid", "mpm") for mu in (0.3, 0.01)]
     for run in runs:
         assert {"regime", "acceleration", "analytic_acceleration", "error_vs_analytic", "final_spin_ratio",
                 "final_slip_speed"} <= set(run.summary)
         assert {"com_speed", "slip_speed"} <= set(run.series_names())
         assert {"com_speed", "slip_speed"} <= set(run.analytic_names())
-    _figure("analysis.figures.rolling_sphere", [run.path for run in runs], tmp_path / "sphere.png")
+    draw_figure("analysis.figures.rolling_sphere", [run.path for run in runs], tmp_path / "sphere.png")
 
 
 def test_stack_figure(contactlab_bin, tmp_path):
-    run = _run(contactlab_bin, "stack", tmp_path / "stack.h5", "hybrid_impulse", "grid_spacing=0.05",
-               "duration=0.1", "settle_time=0.05")
+    run = run_scenario(contactlab_bin, "stack", tmp_path / "stack.h5", "grid_spacing=0.05", "duration=0.1",
+                       "settle_time=0.05", scene_file=True)
     assert {"layers", "stood", "max_block_drift", "final_top_settling", "ground_load_ratio",
             "stand_fraction"} <= set(run.summary)
     assert {"top_settling", "top_drift"} <= set(run.series_names())
-    _figure("analysis.figures.stack", [run.path], tmp_path / "stack.png")
+    draw_figure("analysis.figures.stack", [run.path], tmp_path / "stack.png")
 
 
 def test_incline_figure_with_a_rigid_and_an_mpm_block(contactlab_bin, tmp_path):
-    runs = [_run(contactlab_bin, "incline_block", tmp_path / f"incline_{body}.h5", "hybrid_impulse",
-                 f"body={body}", f"dt={dt}", "mu=0.125", "grid_spacing=0.036", "duration=0.1")
+    runs = [run_scenario(contactlab_bin, "incline_block", tmp_path / f"incline_{body}.h5", f"body={body}",
+                         f"dt={dt}", "mu=0.125", "grid_spacing=0.036", "duration=0.1", scene_file=True)
             for body, dt in (("mpm", 0.005), ("rigid", 0.001))]
     assert {run.params["body"] for run in runs} == {"mpm", "rigid"}
-    _figure("analysis.figures.incline_block", [run.path for run in runs], tmp_path / "incline.png")
+    draw_figure("analysis.figures.incline_block", [run.path for run in runs], tmp_path / "incline.png")
