@@ -40,21 +40,34 @@ def _attrs(group):
     return out
 
 
+# The solver-log statistics of read_run, NaN for a run without a log.
+SOLVER_LOG_KEYS = ("logged_steps", "ms_per_step", "iterations", "largest_iterations", "linear_iterations",
+                   "contacts", "largest_contacts", "substeps", "unconverged_steps")
+
+
 def read_run(path):
-    """The scalar contents of one run file, with solver-log means."""
+    """The scalar contents of one run file, with solver-log statistics: per-step means of the
+    wall time [ms], outer and linear iterations, contacts and substeps, the largest outer
+    iterations and contacts of a step, the steps logged and those that ended unconverged."""
     with h5py.File(path, "r") as run:
         record = {"file": str(path)}
         record.update(_attrs(run))
         record["params"] = _attrs(run["params"]) if "params" in run else {}
         record["summary"] = _attrs(run["summary"]) if "summary" in run else {}
+        record.update(dict.fromkeys(SOLVER_LOG_KEYS, math.nan))
         log = run.get("solver_log")
         if log is not None and "wall_s" in log and len(log["wall_s"]) > 0:
+            outer, contacts = log["outer_iterations"][:], log["contacts"][:]
+            record["logged_steps"] = len(outer)
             record["ms_per_step"] = 1e3 * float(np.mean(log["wall_s"][:]))
-            record["iterations"] = float(np.mean(log["outer_iterations"][:]))
-            record["contacts"] = float(np.mean(log["contacts"][:]))
+            record["iterations"] = float(np.mean(outer))
+            record["largest_iterations"] = float(np.max(outer))
+            if "linear_iterations" in log:
+                record["linear_iterations"] = float(np.mean(log["linear_iterations"][:]))
+            record["contacts"] = float(np.mean(contacts))
+            record["largest_contacts"] = float(np.max(contacts))
             record["substeps"] = float(np.mean(log["substeps"][:]))
-        else:
-            record["ms_per_step"] = record["iterations"] = record["contacts"] = record["substeps"] = math.nan
+            record["unconverged_steps"] = int(np.sum(log["converged"][:] == 0)) if "converged" in log else 0
     return record
 
 

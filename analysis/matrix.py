@@ -19,8 +19,8 @@ import math
 import sys
 from pathlib import Path
 
-from .defaults_report import (check_close_lift_shake, check_incline_block, check_pyramid, check_squeezed_cube,
-                              check_wedge, read_run)
+from .defaults_report import (SOLVER_LOG_KEYS, check_close_lift_shake, check_incline_block, check_pyramid,
+                              check_squeezed_cube, check_wedge, read_run)
 from .paper import latex_text
 
 FORMULATIONS = ("sap", "quasi_newton", "penalty", "hybrid_impulse", "explicit_projection")
@@ -185,8 +185,8 @@ def records(folder):
                 failed = json.loads(failure.read_text())
                 status, message = failed.get("status", "failed"), failed.get("message", "")
             record = {"scenario": entry["scenario"], "formulation": entry["formulation"], "status": status,
-                      "message": message, "summary": {}, "params": {}, "ms_per_step": math.nan,
-                      "iterations": math.nan, "contacts": math.nan}
+                      "message": message, "summary": {}, "params": {},
+                      **dict.fromkeys(SOLVER_LOG_KEYS, math.nan)}
         yield record
 
 

@@ -29,11 +29,7 @@ import os
 import platform
 import subprocess
 import sys
-from collections import namedtuple
 from pathlib import Path
-
-import h5py
-import numpy as np
 
 from .sweeps import MissingColumnError, load_results, swept_keys, summary_column
 
@@ -216,43 +212,20 @@ def sweep_table(table, section, scenario=None):
     return "\n".join(lines) + "\n"
 
 
-SolverStatistics = namedtuple("SolverStatistics", "steps ms_per_step outer_mean outer_max linear_total outer_total "
-                              "contacts_mean contacts_max unconverged")
-
-
-def solver_statistics(path):
-    """Per-step solver statistics of one run file (/solver_log), or None without a log."""
-    with h5py.File(path, "r") as run:
-        log = run.get("solver_log")
-        if log is None or "wall_s" not in log or len(log["wall_s"]) == 0:
-            return None
-        outer = np.asarray(log["outer_iterations"][()], dtype=float)
-        linear = np.asarray(log["linear_iterations"][()], dtype=float) if "linear_iterations" in log else None
-        contacts = np.asarray(log["contacts"][()], dtype=float)
-        converged = np.asarray(log["converged"][()]) if "converged" in log else None
-        return SolverStatistics(
-            steps=len(outer), ms_per_step=1e3 * float(np.mean(log["wall_s"][()])),
-            outer_mean=float(np.mean(outer)), outer_max=float(np.max(outer)),
-            linear_total=math.nan if linear is None else float(np.sum(linear)), outer_total=float(np.sum(outer)),
-            contacts_mean=float(np.mean(contacts)), contacts_max=float(np.max(contacts)),
-            unconverged=0 if converged is None else int(np.sum(converged == 0)))
-
-
 # The rows of the seeds' Table I ([zong2024convex] Table I, [yu2025async] Table I; spec-sap-qn
 # §4.1, §4.2), by this testbed's scene: (source, the seed's name, h [m], particles, Δt [ms],
-# time per step [ms], contacts avg, contacts max, machine). [zong2024convex] counts
-# constraints, [yu2025async] contacts per registration; its runs use N substeps per step.
+# time per step [ms], contacts avg, contacts max). [zong2024convex] counts constraints and ran
+# on one thread of an Intel Xeon W-11855M; [yu2025async] counts contacts per registration and
+# ran on an NVIDIA RTX 4090, with N substeps per step (the section's text says so).
 PUBLISHED = {
-    "ball_on_slope": [("zong2024convex", "Ball on Slope", 0.2, 6777, 10.0, 1160.0, 2.6, 6, "Z")],
-    "dough_tearing": [("zong2024convex", "Dough Tearing", 0.02, 1647, 10.0, 860.0, 113.7, 306, "Z")],
-    "dough_rolling": [("zong2024convex", "Dough Rolling", 0.02, 5863, 10.0, 7650.0, 496.3, 723, "Z"),
-                      ("yu2025async", "Dough Rolling ($N$ 10)", 0.02, 5920, 10.0, 21.7, 17.8, 101, "Y")],
-    "liquid_transfer": [("zong2024convex", "Water Pouring", 0.01, 791, 10.0, 850.0, 312.6, 606, "Z")],
-    "close_lift_shake": [("zong2024convex", "Shake", 0.01, 3456, 10.0, 1940.0, 763.7, 1626, "Z"),
-                         ("yu2025async", "Shake ($N$ 10)", 0.01, 3456, 0.1, 231.1, 571.1, 576, "Y")],
+    "ball_on_slope": [("zong2024convex", "Ball on Slope", 0.2, 6777, 10.0, 1160.0, 2.6, 6)],
+    "dough_tearing": [("zong2024convex", "Dough Tearing", 0.02, 1647, 10.0, 860.0, 113.7, 306)],
+    "dough_rolling": [("zong2024convex", "Dough Rolling", 0.02, 5863, 10.0, 7650.0, 496.3, 723),
+                      ("yu2025async", "Dough Rolling ($N$ 10)", 0.02, 5920, 10.0, 21.7, 17.8, 101)],
+    "liquid_transfer": [("zong2024convex", "Water Pouring", 0.01, 791, 10.0, 850.0, 312.6, 606)],
+    "close_lift_shake": [("zong2024convex", "Shake", 0.01, 3456, 10.0, 1940.0, 763.7, 1626),
+                         ("yu2025async", "Shake ($N$ 10)", 0.01, 3456, 0.1, 231.1, 571.1, 576)],
 }
-PUBLISHED_MACHINES = {"Z": "one thread of an Intel Xeon W-11855M",
-                      "Y": "an NVIDIA RTX 4090 with an Intel Xeon E5-2690 v4"}
 
 
 def _cell(value, spec):
@@ -274,23 +247,22 @@ def published_table(matrix_results):
              r"scene & run & $h$ [m] & particles & $\Delta t$ [ms] & ms/step & iterations/step & contacts avg (max) \\",
              r"\midrule"]
     for scene, published in PUBLISHED.items():
-        for source, name, h, particles, dt, ms, mean, largest, _ in published:
+        for source, name, h, particles, dt, ms, mean, largest in published:
             lines.append(f"{latex_text(scene)} & \\citet{{{source}}}: {name} & {h:g} & {particles:,} & {dt:g} & "
                          f"{ms:,.1f} & -- & {mean:.1f} ({largest}) \\\\")
         order = {name: k for k, name in enumerate(FORMULATIONS)}
         for record in sorted(by_scene.get(scene, []), key=lambda r: order.get(r["formulation"], 99)):
             params, status = record.get("params", {}), record["status"]
-            statistics = solver_statistics(record["file"]) if status == "ok" and "file" in record else None
             particles = record.get("summary", {}).get("particles")
             cells = [latex_text(scene), latex_text(record["formulation"]) + ("" if status == "ok" else f" ({status})"),
                      _cell(params.get("grid_spacing"), "g"),
                      _cell(int(particles) if particles is not None else None, ","),
                      _cell(1e3 * params["dt"] if "dt" in params else None, "g")]
-            if statistics is None:
+            if status != "ok" or not math.isfinite(record["ms_per_step"]):
                 cells += ["--", "--", "--"]
             else:
-                cells += [_cell(statistics.ms_per_step, ",.1f"), _cell(statistics.outer_mean, ".1f"),
-                          f"{statistics.contacts_mean:.1f} ({statistics.contacts_max:.0f})"]
+                cells += [_cell(record["ms_per_step"], ",.1f"), _cell(record["iterations"], ".1f"),
+                          f"{record['contacts']:.1f} ({record['largest_contacts']:.0f})"]
             lines.append(" & ".join(cells) + r" \\")
         lines.append(r"\midrule")
     lines[-1] = r"\bottomrule"
@@ -312,10 +284,8 @@ def iterations_table(folders):
     groups = {}
     for folder in folders:
         for record in records(folder):
-            if record["status"] == "ok" and "file" in record:
-                statistics = solver_statistics(record["file"])
-                if statistics is not None:
-                    groups.setdefault((record["scenario"], record["formulation"]), []).append(statistics)
+            if record["status"] == "ok" and record["logged_steps"] > 0:
+                groups.setdefault((record["scenario"], record["formulation"]), []).append(record)
     if not groups:
         raise ValueError(f"no run with a solver log in {' '.join(str(f) for f in folders)}")
     mean, cap, gmres = PUBLISHED_PENALTY_ITERATIONS
@@ -327,13 +297,15 @@ def iterations_table(folders):
     order = {name: k for k, name in enumerate(FORMULATIONS)}
     for scene, formulation in sorted(groups, key=lambda key: (key[0], order.get(key[1], 99))):
         runs = groups[(scene, formulation)]
-        steps = sum(r.steps for r in runs)
-        outer_total = sum(r.outer_total for r in runs)
-        linear_total = sum(r.linear_total for r in runs)
+        steps = sum(r["logged_steps"] for r in runs)
+        outer_total = sum(r["iterations"] * r["logged_steps"] for r in runs)
+        linear_total = sum(r["linear_iterations"] * r["logged_steps"] for r in runs)
         per_outer = linear_total / outer_total if outer_total > 0 else math.nan
+        largest = max(r["largest_iterations"] for r in runs)
+        unconverged = sum(r["unconverged_steps"] for r in runs)
         lines.append(" & ".join([latex_text(scene), latex_text(formulation), str(len(runs)), f"{steps:,}",
-                                 _cell(outer_total / steps, ".2f"), _cell(max(r.outer_max for r in runs), ".0f"),
-                                 _cell(per_outer, ".1f"), str(sum(r.unconverged for r in runs))]) + r" \\")
+                                 _cell(outer_total / steps, ".2f"), _cell(largest, ".0f"), _cell(per_outer, ".1f"),
+                                 str(unconverged)]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
