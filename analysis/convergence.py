@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .paper import latex_text
+from .runs import Run
 from .sweeps import MissingColumnError, load_results, summary_column
 
 GRAVITY = 9.81  # [m/s^2], the scenes' default
@@ -88,17 +89,14 @@ STUDIES = {
 
 def _run_parameter(table, name):
     """A parameter of the study's runs (their /params), read from the first run file beside
-    the results table; None when no run file is there."""
-    import h5py
-
+    the results table that has it; None when there is none."""
     if not getattr(table, "source", None):
         return None
     folder = Path(table.source).parent
     for run_id in table["run_id"]:
         path = folder / f"{run_id}.h5"
         if path.is_file():
-            with h5py.File(path, "r") as run:
-                value = run["params"].attrs.get(name) if "params" in run else None
+            value = Run.open(path).params.get(name)
             if value is not None:
                 return float(value)
     return None
