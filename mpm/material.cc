@@ -16,10 +16,12 @@ Material MakeMaterial(std::string name, std::string_view model, double density, 
   }
   const ConstitutiveModelEntry* entry = FindConstitutiveModel(model);
   if (entry != nullptr && entry->kind != MaterialKind::kSolid) {
-    throw std::invalid_argument("material '" + name + "': '" + std::string(model) +
-                                (entry->kind == MaterialKind::kLiquid
-                                     ? "' is a liquid model (MakeLiquidMaterial: bulk modulus and exponent)"
-                                     : "' is a granular model (MakeGranularMaterial: friction angle and cohesion)"));
+    const char* instead = entry->kind == MaterialKind::kLiquid
+                              ? "' is a liquid model (MakeLiquidMaterial: bulk modulus and exponent)"
+                          : entry->kind == MaterialKind::kGranular
+                              ? "' is a granular model (MakeGranularMaterial: friction angle and cohesion)"
+                              : "' is the cloth model (MakeClothMaterial: layer stiffnesses and friction)";
+    throw std::invalid_argument("material '" + name + "': '" + std::string(model) + instead);
   }
   Material material;
   material.model = std::string(model);
@@ -78,6 +80,42 @@ Material MakeGranularMaterial(std::string name, double density, double youngs_mo
     constants.lame = material.lame;
     constants.friction_angle = friction_angle_degrees * std::acos(-1.0) / 180.0;
     constants.cohesion = cohesion;
+    material.constitutive_model = MakeConstitutiveModel(material.model, constants);
+  } catch (const std::invalid_argument& error) {
+    throw std::invalid_argument("material '" + name + "': " + error.what());
+  }
+  material.name = std::move(name);
+  return material;
+}
+
+Material MakeClothMaterial(std::string name, double density, double youngs_modulus, double poisson_ratio,
+                           double normal_stiffness, double shear_stiffness, double layer_friction) {
+  if (!(density > 0.0) || !std::isfinite(density)) {
+    throw std::invalid_argument("material '" + name + "': density must be positive and finite");
+  }
+  if (!(normal_stiffness > 0.0) || !std::isfinite(normal_stiffness)) {
+    throw std::invalid_argument("material '" + name + "': the cloth's normal stiffness must be positive and finite");
+  }
+  if (!(shear_stiffness >= 0.0) || !std::isfinite(shear_stiffness) || !(layer_friction >= 0.0) ||
+      !std::isfinite(layer_friction)) {
+    throw std::invalid_argument("material '" + name +
+                                "': the cloth's shear stiffness and layer friction must be non-negative and finite");
+  }
+  Material material;
+  material.model = "cloth";
+  material.density = density;
+  material.youngs_modulus = youngs_modulus;
+  material.poisson_ratio = poisson_ratio;
+  material.normal_stiffness = normal_stiffness;
+  material.shear_stiffness = shear_stiffness;
+  material.layer_friction = layer_friction;
+  try {
+    material.lame = LameParameters::FromYoungsModulus(youngs_modulus, poisson_ratio);
+    MaterialConstants constants;
+    constants.lame = material.lame;
+    constants.normal_stiffness = normal_stiffness;
+    constants.shear_stiffness = shear_stiffness;
+    constants.layer_friction = layer_friction;
     material.constitutive_model = MakeConstitutiveModel(material.model, constants);
   } catch (const std::invalid_argument& error) {
     throw std::invalid_argument("material '" + name + "': " + error.what());

@@ -18,6 +18,9 @@ struct Material {
   double yield_stress = 0.0;                                    // von Mises η [Pa]; 0: elastic
   double friction_angle_degrees = 0.0;                          // Drucker–Prager φ [°] (granular)
   double cohesion = 0.0;                                        // Drucker–Prager c [Pa] (granular)
+  double normal_stiffness = 0.0;                                // cloth k [Pa] (compression across the layer)
+  double shear_stiffness = 0.0;                                 // cloth γ [Pa] (shear across the layer)
+  double layer_friction = 0.0;                                  // cloth c_F [-] (friction between layers)
   LameParameters lame;                                          // derived from E and ν by MakeMaterial
   std::shared_ptr<const ConstitutiveModel> constitutive_model;  // built by MakeMaterial
 
@@ -39,5 +42,11 @@ Material MakeLiquidMaterial(std::string name, double density, double bulk_modulu
 // (0°, 90°) and cohesion c ≥ 0 [Pa] (mpm/constitutive/drucker_prager.h).
 Material MakeGranularMaterial(std::string name, double density, double youngs_modulus, double poisson_ratio,
                               double friction_angle_degrees, double cohesion = 0.0);
+
+// Codimensional cloth ("cloth", mpm/constitutive/cloth.h): in-plane E and ν, the layer's
+// compression stiffness k > 0 [Pa], its cross-shear stiffness γ ≥ 0 [Pa] and inter-layer
+// friction c_F ≥ 0. Its particles come from a triangle mesh (mpm/cloth_particles.h).
+Material MakeClothMaterial(std::string name, double density, double youngs_modulus, double poisson_ratio,
+                           double normal_stiffness, double shear_stiffness = 0.0, double layer_friction = 0.0);
 
 }  // namespace contactlab::mpm

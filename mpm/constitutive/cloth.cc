@@ -1,67 +1,108 @@
 #include "mpm/constitutive/cloth.h"
 
+// ceres::Jet is header-only: it gives the tangent dP/dF by forward differentiation of the
+// stress below, so the tangent is exactly the derivative of the stress that is tested
+// against an independent energy (tests/unit/mpm_cloth_test.cc).
+#include <ceres/jet.h>
+
 #include <algorithm>
 #include <cmath>
 
 namespace contactlab::mpm {
 namespace {
 
-using Matrix2 = Eigen::Matrix2d;
+template <typename Scalar>
+using Matrix2Of = Eigen::Matrix<Scalar, 2, 2>;
+template <typename Scalar>
+using Matrix3Of = Eigen::Matrix<Scalar, 3, 3>;
+template <typename Scalar>
+using Vector3Of = Eigen::Matrix<Scalar, 3, 1>;
 
 // The rotation closest to a 2×2 matrix in the Frobenius norm (its polar rotation when
 // det > 0): the angle atan2(a₂₁ − a₁₂, a₁₁ + a₂₂).
-Matrix2 ClosestRotation(const Matrix2& a) {
-  const double angle = std::atan2(a(1, 0) - a(0, 1), a(0, 0) + a(1, 1));
-  const double c = std::cos(angle), s = std::sin(angle);
-  Matrix2 rotation;
+template <typename Scalar>
+Matrix2Of<Scalar> ClosestRotation(const Matrix2Of<Scalar>& a) {
+  using std::atan2, std::cos, std::sin;
+  const Scalar angle = atan2(a(1, 0) - a(0, 1), a(0, 0) + a(1, 1));
+  const Scalar c = cos(angle), s = sin(angle);
+  Matrix2Of<Scalar> rotation;
   rotation << c, -s, s, c;
   return rotation;
 }
 
-// ∂Ψ/∂R as an upper-triangular matrix: Ψ depends on R's upper triangle only.
-Matrix3 EnergyGradientInR(const ClothMaterial& material, const Matrix3& upper) {
-  const double mu = material.lame.shear_modulus, lambda = material.lame.first_lame_parameter;
-  const Matrix2 plane = upper.topLeftCorner<2, 2>();
-  Matrix2 cofactor;  // ∂det/∂R̂
-  cofactor << plane(1, 1), -plane(1, 0), -plane(0, 1), plane(0, 0);
-  // ∂‖R̂ − rot(R̂)‖²/∂R̂ = 2(R̂ − rot(R̂)): the rotation is the minimizer (envelope theorem).
-  const Matrix2 plane_stress =
-      2.0 * mu * (plane - ClosestRotation(plane)) + lambda * (plane.determinant() - 1.0) * cofactor;
-  Matrix3 gradient = Matrix3::Zero();
-  gradient(0, 0) = plane_stress(0, 0);
-  gradient(0, 1) = plane_stress(0, 1);
-  gradient(1, 1) = plane_stress(1, 1);
-  const double r33 = upper(2, 2);
-  gradient(2, 2) = r33 <= 1.0 ? -material.normal_stiffness * (1.0 - r33) * (1.0 - r33) : 0.0;
-  gradient(0, 2) = material.shear_stiffness * upper(0, 2);
-  gradient(1, 2) = material.shear_stiffness * upper(1, 2);
-  return gradient;
-}
-
-}  // namespace
-
-ClothFactors FactorCloth(const Matrix3& deformation_gradient) {
-  const Vector3 f1 = deformation_gradient.col(0), f2 = deformation_gradient.col(1), f3 = deformation_gradient.col(2);
-  ClothFactors factors;
-  Matrix3& q = factors.rotation;
-  Matrix3& r = factors.upper;
+// Gram–Schmidt F = Q R (see FactorCloth), for any scalar type.
+template <typename Scalar>
+void Factor(const Matrix3Of<Scalar>& f, Matrix3Of<Scalar>& q, Matrix3Of<Scalar>& r) {
+  const Vector3Of<Scalar> f1 = f.col(0), f2 = f.col(1), f3 = f.col(2);
   r.setZero();
   r(0, 0) = f1.norm();
   q.col(0) = f1 / r(0, 0);
   r(0, 1) = q.col(0).dot(f2);
-  const Vector3 rest = f2 - r(0, 1) * q.col(0);
+  const Vector3Of<Scalar> rest = f2 - r(0, 1) * q.col(0);
   r(1, 1) = rest.norm();
   q.col(1) = rest / r(1, 1);
   q.col(2) = q.col(0).cross(q.col(1));
   r(0, 2) = q.col(0).dot(f3);
   r(1, 2) = q.col(1).dot(f3);
   r(2, 2) = q.col(2).dot(f3);
+}
+
+// ∂Ψ/∂R as an upper-triangular matrix: Ψ depends on R's upper triangle only.
+template <typename Scalar>
+Matrix3Of<Scalar> EnergyGradientInR(const ClothMaterial& material, const Matrix3Of<Scalar>& upper) {
+  const double mu = material.lame.shear_modulus, lambda = material.lame.first_lame_parameter;
+  const Matrix2Of<Scalar> plane = upper.template topLeftCorner<2, 2>();
+  Matrix2Of<Scalar> cofactor;  // ∂det/∂R̂
+  cofactor << plane(1, 1), -plane(1, 0), -plane(0, 1), plane(0, 0);
+  // ∂‖R̂ − rot(R̂)‖²/∂R̂ = 2(R̂ − rot(R̂)): the rotation is the minimizer (envelope theorem).
+  const Matrix2Of<Scalar> plane_stress =
+      (2.0 * mu) * (plane - ClosestRotation(plane)) + (lambda * (plane.determinant() - Scalar(1.0))) * cofactor;
+  Matrix3Of<Scalar> gradient = Matrix3Of<Scalar>::Zero();
+  gradient(0, 0) = plane_stress(0, 0);
+  gradient(0, 1) = plane_stress(0, 1);
+  gradient(1, 1) = plane_stress(1, 1);
+  const Scalar r33 = upper(2, 2);
+  const Scalar gap = Scalar(1.0) - r33;
+  gradient(2, 2) = r33 <= Scalar(1.0) ? Scalar(-material.normal_stiffness * gap * gap) : Scalar(0.0);
+  gradient(0, 2) = material.shear_stiffness * upper(0, 2);
+  gradient(1, 2) = material.shear_stiffness * upper(1, 2);
+  return gradient;
+}
+
+template <typename Scalar>
+Matrix3Of<Scalar> Stress(const ClothMaterial& material, const Matrix3Of<Scalar>& deformation_gradient) {
+  // dΨ = G : dR with G = ∂Ψ/∂R (upper triangular). With M = Qᵀ dF R⁻¹ = Qᵀ dQ + dR R⁻¹, a
+  // skew part plus an upper-triangular one, dR R⁻¹ is M's upper triangle with the strictly
+  // lower one folded onto it: dR R⁻¹ = U(M) with U_ii = M_ii, U_ij = M_ij + M_ji (i < j).
+  // Hence dΨ = (G Rᵀ) : U(M) = S : M, where S copies K = G Rᵀ's strict upper triangle onto
+  // its lower one (S_ij = S_ji = K_ij, i < j; S_ii = K_ii), and P = Q S R⁻ᵀ.
+  Matrix3Of<Scalar> q, r;
+  Factor(deformation_gradient, q, r);
+  const Matrix3Of<Scalar> k = EnergyGradientInR(material, r) * r.transpose();
+  Matrix3Of<Scalar> s = k;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < i; ++j) s(i, j) = k(j, i);
+  }
+  // R⁻¹ of the upper-triangular R by back substitution.
+  Matrix3Of<Scalar> inverse = Matrix3Of<Scalar>::Zero();
+  for (int i = 0; i < 3; ++i) inverse(i, i) = Scalar(1.0) / r(i, i);
+  inverse(0, 1) = -r(0, 1) * inverse(0, 0) * inverse(1, 1);
+  inverse(1, 2) = -r(1, 2) * inverse(1, 1) * inverse(2, 2);
+  inverse(0, 2) = -(r(0, 1) * inverse(1, 2) + r(0, 2) * inverse(2, 2)) * inverse(0, 0);
+  return q * s * inverse.transpose();
+}
+
+}  // namespace
+
+ClothFactors FactorCloth(const Matrix3& deformation_gradient) {
+  ClothFactors factors;
+  Factor<double>(deformation_gradient, factors.rotation, factors.upper);
   return factors;
 }
 
 double ClothEnergyDensity(const ClothMaterial& material, const Matrix3& deformation_gradient) {
   const Matrix3 r = FactorCloth(deformation_gradient).upper;
-  const Matrix2 plane = r.topLeftCorner<2, 2>();
+  const Matrix2Of<double> plane = r.topLeftCorner<2, 2>();
   const double mu = material.lame.shear_modulus, lambda = material.lame.first_lame_parameter;
   const double determinant = plane.determinant();
   const double plane_energy =
@@ -73,17 +114,17 @@ double ClothEnergyDensity(const ClothMaterial& material, const Matrix3& deformat
 }
 
 Matrix3 ClothFirstPiolaStress(const ClothMaterial& material, const Matrix3& deformation_gradient) {
-  // dΨ = G : dR with G = ∂Ψ/∂R (upper triangular). With M = Qᵀ dF R⁻¹ = Qᵀ dQ + dR R⁻¹, a
-  // skew part plus an upper-triangular one, dR R⁻¹ is M's upper triangle with the strictly
-  // lower one folded onto it: dR R⁻¹ = U(M) with U_ii = M_ii, U_ij = M_ij + M_ji (i < j).
-  // Hence dΨ = (G Rᵀ) : U(M) = S : M, where S copies K = G Rᵀ's strict upper triangle onto
-  // its lower one (S_ij = S_ji = K_ij, i < j; S_ii = K_ii), and P = Q S R⁻ᵀ.
-  const ClothFactors factors = FactorCloth(deformation_gradient);
-  const Matrix3 k = EnergyGradientInR(material, factors.upper) * factors.upper.transpose();
-  Matrix3 s = k.triangularView<Eigen::Upper>();
-  s.triangularView<Eigen::StrictlyLower>() = k.triangularView<Eigen::StrictlyUpper>().transpose();
-  const Matrix3 inverse_transpose = factors.upper.inverse().transpose();
-  return factors.rotation * s * inverse_transpose;
+  return Stress<double>(material, deformation_gradient);
+}
+
+Matrix9 ClothFirstPiolaStressDerivative(const ClothMaterial& material, const Matrix3& deformation_gradient) {
+  using Jet9 = ceres::Jet<double, 9>;
+  Matrix3Of<Jet9> f;
+  for (int b = 0; b < 9; ++b) f(b) = Jet9(deformation_gradient(b), b);  // column-major: variable b is vec(F)_b
+  const Matrix3Of<Jet9> stress = Stress<Jet9>(material, f);
+  Matrix9 derivative;
+  for (int a = 0; a < 9; ++a) derivative.row(a) = stress(a).v.transpose();
+  return derivative;
 }
 
 Matrix3 ClothReturnMapping(const ClothMaterial& material, const Matrix3& deformation_gradient) {
@@ -108,6 +149,19 @@ Matrix3 ClothReturnMapping(const ClothMaterial& material, const Matrix3& deforma
     }
   }
   return factors.rotation * r;
+}
+
+double ClothModel::WaveSpeed(double density) const {
+  // In-plane dilatational waves of the 2-D model, or compression across the layer, whichever
+  // is faster; k and γ act near r₃₃ = 1 with stiffness up to k·2(1 − r₃₃) ≤ 2k (r₃₃ ≥ 0).
+  const double in_plane = material_.lame.first_lame_parameter + 2.0 * material_.lame.shear_modulus;
+  const double across = std::max(2.0 * material_.normal_stiffness, material_.shear_stiffness);
+  return std::sqrt(std::max(in_plane, across) / density);
+}
+
+void ClothModel::UpdateState(Matrix3& elastic_deformation_gradient, Matrix3& /*reference_rotation*/,
+                             Matrix3& /*plastic_deformation_gradient*/) const {
+  elastic_deformation_gradient = ClothReturnMapping(material_, elastic_deformation_gradient);
 }
 
 }  // namespace contactlab::mpm

@@ -38,11 +38,47 @@ ClothFactors FactorCloth(const Matrix3& deformation_gradient);
 double ClothEnergyDensity(const ClothMaterial& material, const Matrix3& deformation_gradient);
 // P = ∂Ψ/∂F [Pa].
 Matrix3 ClothFirstPiolaStress(const ClothMaterial& material, const Matrix3& deformation_gradient);
+// dP/dF [Pa] (column-major flattening, Matrix9): the forward derivative (ceres::Jet) of the
+// same stress code, for the implicit formulations' Hessians.
+Matrix9 ClothFirstPiolaStressDerivative(const ClothMaterial& material, const Matrix3& deformation_gradient);
 // The return mapping of [jiang2017cloth] §5 on R, F ← Q R_projected:
 // - r₃₃ > 1 (stretched across the thickness): r₃₃ = 1, r₁₃ = r₂₃ = 0;
 // - r₃₃ ≤ 0 (inverted): r₁₃ = r₂₃ = 0, r₃₃ = max(r₃₃, −1);
 // - otherwise the cross-shear ‖(r₁₃, r₂₃)‖ is limited to c_F k (1 − r₃₃)² / γ (all of it
 //   removed when γ = 0).
 Matrix3 ClothReturnMapping(const ClothMaterial& material, const Matrix3& deformation_gradient);
+
+// The registered model "cloth": the face particles' energy and stress, with the return
+// mapping as its end-of-step state update. A cloth's vertex particles carry the same
+// material but no energy of their own: the transfers and the implicit step read the
+// triangle's energy through its face particle (mpm/cloth_particles.h). The reference rotation
+// is not used.
+class ClothModel final : public ConstitutiveModel {
+ public:
+  explicit ClothModel(ClothMaterial material) : material_(material) {}
+  const ClothMaterial& material() const { return material_; }
+
+  std::string_view name() const override { return "cloth"; }
+  double EnergyDensity(const Matrix3& deformation_gradient, const Matrix3& /*reference_rotation*/) const override {
+    return ClothEnergyDensity(material_, deformation_gradient);
+  }
+  Matrix3 FirstPiolaStress(const Matrix3& deformation_gradient, const Matrix3& /*reference_rotation*/) const override {
+    return ClothFirstPiolaStress(material_, deformation_gradient);
+  }
+  Matrix9 FirstPiolaStressDerivative(const Matrix3& deformation_gradient,
+                                     const Matrix3& /*reference_rotation*/) const override {
+    return ClothFirstPiolaStressDerivative(material_, deformation_gradient);
+  }
+  // The faster of the in-plane dilatational wave √((λ + 2μ_L)/ρ) and the layer's compression
+  // wave √(max(2k, γ)/ρ) [m/s].
+  double WaveSpeed(double density) const override;
+  // The return mapping changes F's third column (the layer's state), never its plane.
+  bool is_plastic() const override { return true; }
+  void UpdateState(Matrix3& elastic_deformation_gradient, Matrix3& reference_rotation,
+                   Matrix3& plastic_deformation_gradient) const override;
+
+ private:
+  ClothMaterial material_;
+};
 
 }  // namespace contactlab::mpm

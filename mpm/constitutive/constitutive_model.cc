@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "mpm/constitutive/cloth.h"
 #include "mpm/constitutive/drucker_prager.h"
 #include "mpm/constitutive/eos_liquid.h"
 #include "mpm/constitutive/fixed_corotated.h"
@@ -71,6 +72,18 @@ const std::vector<ConstitutiveModelEntry>& ConstitutiveModelRegistry() {
        MaterialKind::kGranular, false,
        [](const MaterialConstants& constants) -> std::unique_ptr<ConstitutiveModel> {
          return std::make_unique<DruckerPragerModel>(constants.lame, constants.friction_angle, constants.cohesion);
+       }},
+      {"cloth",
+       "codimensional cloth of face and vertex particles: 2-D fixed corotated in the plane of the mesh, compression "
+       "and shear across the layer with the frictional return mapping ([jiang2017cloth])",
+       MaterialKind::kCloth, false,
+       [](const MaterialConstants& constants) -> std::unique_ptr<ConstitutiveModel> {
+         ClothMaterial material;
+         material.lame = constants.lame;
+         material.normal_stiffness = constants.normal_stiffness;
+         material.shear_stiffness = constants.shear_stiffness;
+         material.layer_friction = constants.layer_friction;
+         return std::make_unique<ClothModel>(material);
        }},
   };
   return registry;

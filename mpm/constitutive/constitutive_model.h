@@ -80,16 +80,20 @@ class ConstitutiveModel {
 // parameters, friction angle and cohesion.
 struct MaterialConstants {
   LameParameters lame;
-  double yield_stress = 0.0;    // von Mises η [Pa]; 0: elastic
-  double bulk_modulus = 0.0;    // κ [Pa] (liquids)
-  double eos_exponent = 7.0;    // γ [-] (liquids)
-  double friction_angle = 0.0;  // φ [rad] (granular)
-  double cohesion = 0.0;        // c [Pa] (granular)
+  double yield_stress = 0.0;      // von Mises η [Pa]; 0: elastic
+  double bulk_modulus = 0.0;      // κ [Pa] (liquids)
+  double eos_exponent = 7.0;      // γ [-] (liquids)
+  double friction_angle = 0.0;    // φ [rad] (granular)
+  double cohesion = 0.0;          // c [Pa] (granular)
+  double normal_stiffness = 0.0;  // k [Pa] (cloth: compression across the layer)
+  double shear_stiffness = 0.0;   // γ [Pa] (cloth: shear across the layer)
+  double layer_friction = 0.0;    // c_F [-] (cloth: friction between layers)
 };
 
 // Which constants a model reads: E and ν (solids, mpm::MakeMaterial), κ and γ (liquids,
-// mpm::MakeLiquidMaterial), or E, ν, φ and c (granular, mpm::MakeGranularMaterial).
-enum class MaterialKind { kSolid, kLiquid, kGranular };
+// mpm::MakeLiquidMaterial), E, ν, φ and c (granular, mpm::MakeGranularMaterial), or E, ν,
+// k, γ and c_F (cloth, mpm::MakeClothMaterial).
+enum class MaterialKind { kSolid, kLiquid, kGranular, kCloth };
 
 // One registered model: its key value, what it is, which constants it reads, whether it
 // takes a yield stress, and how to build it.

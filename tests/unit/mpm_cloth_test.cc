@@ -108,6 +108,39 @@ TEST(ClothMaterial, StressIsTheEnergysGradientInEveryRegime) {
   }
 }
 
+// The tangent the implicit formulations assemble, against central differences of the
+// reference stress (itself the Jet gradient of the independent energy). Step 1e-6 on entries of
+// order 1: truncation ~1e-12 and round-off ~1e-10 of the moduli, against a tolerance of 1e-6
+// of them; a dropped term of the tangent is of order 1 of them.
+TEST(ClothMaterial, TangentIsTheStresssDerivativeInEveryRegime) {
+  const ClothMaterial material = TestMaterial();
+  const ClothModel model(material);
+  std::mt19937 random(13);
+  const double scale = material.lame.shear_modulus + material.lame.first_lame_parameter + material.normal_stiffness;
+  constexpr double kStep = 1e-6;
+  for (const double r33 : {0.4, 0.9, 1.3, -0.3}) {
+    for (int trial = 0; trial < 4; ++trial) {
+      const Matrix3 f = RandomFaceDeformation(random, r33, 1.0);
+      const Matrix9 tangent = model.FirstPiolaStressDerivative(f, Matrix3::Identity());
+      for (int b = 0; b < 9; ++b) {
+        Matrix3 plus = f, minus = f;
+        plus(b) += kStep;
+        minus(b) -= kStep;
+        const Matrix3 difference = (ReferenceStress(material, plus) - ReferenceStress(material, minus)) / (2 * kStep);
+        const Eigen::Map<const Vector9> column(difference.data());
+        EXPECT_LT((tangent.col(b) - column).norm(), 1e-6 * scale) << "r33 " << r33 << ", F entry " << b;
+      }
+    }
+  }
+  // The model's wave speed is the faster of the plane's and the layer's.
+  EXPECT_NEAR(model.WaveSpeed(1500.0),
+              std::sqrt(std::max(material.lame.first_lame_parameter + 2 * material.lame.shear_modulus,
+                                 2 * material.normal_stiffness) /
+                        1500.0),
+              1e-12);
+  EXPECT_TRUE(model.is_plastic());
+}
+
 TEST(ClothMaterial, RestIsStressFreeAndRotationsChangeNothing) {
   const ClothMaterial material = TestMaterial();
   std::mt19937 random(5);

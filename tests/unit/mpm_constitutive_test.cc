@@ -925,7 +925,8 @@ TEST(MpmConstitutiveTest, LameConversionMatchesTabulatedValues) {
 // Every model is registered once: its name lists in the scene keys and builds the model.
 TEST(MpmConstitutiveTest, RegistryListsAndBuildsEveryModel) {
   EXPECT_EQ(ConstitutiveModelNames(),
-            (std::vector<std::string>{"fixed_corotated", "linear_corotated", "eos_liquid", "drucker_prager"}));
+            (std::vector<std::string>{"fixed_corotated", "linear_corotated", "eos_liquid", "drucker_prager", "cloth"}));
+  EXPECT_EQ(ConstitutiveModelNames(MaterialKind::kCloth), (std::vector<std::string>{"cloth"}));
   EXPECT_EQ(ConstitutiveModelNames(MaterialKind::kGranular), (std::vector<std::string>{"drucker_prager"}));
   EXPECT_EQ(ConstitutiveModelNames(MaterialKind::kLiquid), (std::vector<std::string>{"eos_liquid"}));
   const std::vector<std::string> names = ConstitutiveModelNames(MaterialKind::kSolid);
@@ -940,7 +941,7 @@ TEST(MpmConstitutiveTest, RegistryListsAndBuildsEveryModel) {
     ADD_FAILURE() << "no exception";
   } catch (const std::invalid_argument& error) {
     EXPECT_NE(std::string(error.what())
-                  .find("'neo_hookean' (known: fixed_corotated, linear_corotated, eos_liquid, drucker_prager)"),
+                  .find("'neo_hookean' (known: fixed_corotated, linear_corotated, eos_liquid, drucker_prager, cloth)"),
               std::string::npos)
         << error.what();
   }
