@@ -10,6 +10,7 @@
 #include "formulations/parameters.h"
 #include "formulations/solvers/solver_summary.h"
 #include "formulations/world.h"
+#include "mpm/cloth_particles.h"
 
 namespace contactlab {
 
@@ -98,6 +99,9 @@ struct StepReport {
   std::vector<SolveRecord> solves;           // every solve of the step, in the order run
   std::vector<BodyWrench> contact_wrench;    // one per world body, same order
   std::vector<ContactForce> contact_forces;  // per contact point; empty if not resolved
+  // Per cloth pin (Particles::cloth_pins): the step-mean force it exerted on the free cloth [N]
+  // (RecordClothPinForces); empty without pins.
+  std::vector<mpm::Vector3> pin_forces;
   Timings timings;
 };
 
@@ -126,10 +130,12 @@ class Formulation {
  public:
   virtual ~Formulation() = default;
   virtual std::string_view name() const = 0;
-  // Advances the world by dt [s]: the formulation's AdvanceState, then world.time, which only
-  // this function sets at the end of a step (to its start + dt, exactly).
+  // Advances the world by dt [s]: the cloth pins of the step's start (mpm::ApplyClothPins), the
+  // formulation's AdvanceState, then world.time, which only this function sets at the end of a
+  // step (to its start + dt, exactly).
   StepReport Step(World& world, double dt) {
     const double start_time = world.time;
+    if (!world.particles.cloth_pins.empty()) mpm::ApplyClothPins(start_time, world.particles);
     StepReport report = AdvanceState(world, dt);
     world.time = start_time + dt;
     return report;

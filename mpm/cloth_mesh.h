@@ -10,7 +10,9 @@
 // the unit rest normal at the start (F = Q̄ completed to a rotation). The in-plane columns
 // of the stress act on the vertices as forces of the triangle's energy V Ψ(F),
 //   [f₁ f₂] = −V P[:, 0:2] D_m⁻ᵀ,   f₀ = −(f₁ + f₂),
-// V the triangle's quadrature volume (here the face particle's, A t / 4).
+// V the triangle's quadrature volume. contactlab takes the triangle's whole volume A t, so
+// that the cloth's in-plane stiffness is the E and ν it is given; spec-sap-qn §2.5 notes
+// that the authors' code weights by the face particle's A t / 4, a 4× softer cloth.
 #include <array>
 #include <vector>
 

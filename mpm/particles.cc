@@ -44,6 +44,7 @@ void Particles::Add(const Vector3& new_position, const Vector3& new_velocity, do
   mass.push_back(new_mass);
   initial_volume.push_back(new_initial_volume);
   material.push_back(new_material);
+  if (!cloth_role.empty()) cloth_role.push_back(ClothRole::kNone);
 }
 
 double TotalMass(const Particles& particles) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "mpm/cloth_particles.h"
 #include "mpm/constitutive/linear_corotated.h"
 #include "mpm/polar_decomposition.h"
 
@@ -53,6 +54,9 @@ struct ScatterInputs {
   const std::vector<const LinearCorotatedModel*>& linear_corotated;
   const SparseGrid& grid;
   double stress_dt;
+  // With a cloth: each particle's role, and the cloth's loads when stress_dt > 0; else null.
+  const ClothRole* cloth_role;
+  const ClothLoads* cloth_loads;
 };
 
 // Scatters the particles of one particle block into its halo box (see ParticleToGrid).
@@ -82,6 +86,9 @@ template <typename Pack4>
         PrefetchMatrix(particles.reference_rotation[ahead]);
       }
     }
+    // A pinned cloth vertex is moved by its pin, not the grid: it adds nothing.
+    const ClothRole role = inputs.cloth_role != nullptr ? inputs.cloth_role[p] : ClothRole::kNone;
+    if (role == ClothRole::kPinnedVertex) continue;
     const QuadraticStencil stencil = ComputeQuadraticStencil(particles.position[p], spacing);
     const NodeCoordinate first = stencil.base_node - halo_origin;  // in [0, 3]³
     Eigen::Vector4d* const stencil_corner =
@@ -90,7 +97,16 @@ template <typename Pack4>
     // Affine momentum matrix: APIC term plus, for explicit steps, the MLS stress impulse.
     const double particle_mass = particles.mass[p];
     Matrix3 affine = particle_mass * particles.affine_velocity[p];
-    if (stress_dt > 0.0) {
+    Vector3 particle_momentum = particle_mass * particles.velocity[p];
+    if (stress_dt > 0.0 && role != ClothRole::kNone) {
+      // Cloth (mpm/cloth_particles.h): a vertex takes its in-plane force as an impulse, a face
+      // its stress across the layer through the grid.
+      if (role == ClothRole::kFace) {
+        affine -= (stress_dt * inverse_inertia) * inputs.cloth_loads->face_stress[p];
+      } else {
+        particle_momentum += stress_dt * inputs.cloth_loads->vertex_force[p];
+      }
+    } else if (stress_dt > 0.0) {
       const int material = particles.material[p];
       const Matrix3& elastic_deformation = particles.deformation_gradient[p];
       const Matrix3& reference_rotation = particles.reference_rotation[p];
@@ -101,7 +117,6 @@ template <typename Pack4>
                                                                                 reference_rotation);
       affine -= (stress_dt * inverse_inertia * particles.initial_volume[p]) * stress * elastic_deformation.transpose();
     }
-    const Vector3 particle_momentum = particle_mass * particles.velocity[p];
 
     // Node (a, b, c) receives w·(m v + A (x_i − x_p)) with x_i − x_p = d₀ + h (a, b, c):
     // the affine term grows by h·A e_k per node along axis k, so it is built incrementally.
@@ -138,6 +153,7 @@ template <typename Pack4>
 template <typename Pack4>
 [[gnu::always_inline]] inline void GatherParticleBlock(const SparseGrid& grid, double dt, int block,
                                                        Particles& particles) {
+  const ClothRole* const cloth_role = particles.cloth_role.empty() ? nullptr : particles.cloth_role.data();
   const double spacing = grid.spacing();
   const double inverse_inertia = ApicInverseInertiaScale(spacing);
   const std::vector<int>& sorted_particles = grid.sorted_particles();
@@ -164,6 +180,7 @@ template <typename Pack4>
       PrefetchMatrix(particles.deformation_gradient[ahead]);
       PrefetchMatrix(particles.affine_velocity[ahead]);
     }
+    if (cloth_role != nullptr && cloth_role[p] == ClothRole::kPinnedVertex) continue;  // its pin moves it
     const QuadraticStencil stencil = ComputeQuadraticStencil(particles.position[p], spacing);
     const NodeCoordinate first = stencil.base_node - halo_origin;  // in [0, 3]³
     const double(*const stencil_corner)[4] =
@@ -325,7 +342,15 @@ void ParticleToGrid(const Particles& particles, const std::vector<Material>& mat
                     SparseGrid& grid) {
   grid.Rebuild(particles.position);
   const std::vector<const LinearCorotatedModel*> linear_corotated = LinearCorotatedModels(materials);
-  const ScatterInputs inputs{particles, materials, linear_corotated, grid, stress_dt};
+  ClothLoads cloth_loads;
+  if (particles.has_cloth() && stress_dt > 0.0) ComputeClothLoads(particles, materials, cloth_loads);
+  const ScatterInputs inputs{particles,
+                             materials,
+                             linear_corotated,
+                             grid,
+                             stress_dt,
+                             particles.cloth_role.empty() ? nullptr : particles.cloth_role.data(),
+                             particles.has_cloth() ? &cloth_loads : nullptr};
   const ScatterBlockKernel scatter = SelectScatterBlockKernel();
   grid.ScatterParticleBlocks([&](int block, SparseGrid::HaloBox& halo) { scatter(inputs, block, halo); });
 }
@@ -342,6 +367,7 @@ void ComputeGridVelocity(const Vector3& gravity, double dt, SparseGrid& grid) {
 void GridToParticle(const SparseGrid& grid, double dt, Particles& particles) {
   const GatherBlockKernel gather = SelectGatherBlockKernel();
   grid.ForEachParticleBlock([&](int block) { gather(grid, dt, block, particles); });
+  if (particles.has_cloth()) FinishClothParticles(dt, particles);
 }
 
 void UpdateConstitutiveState(const std::vector<Material>& materials, Particles& particles) {

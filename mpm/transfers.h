@@ -18,7 +18,9 @@ namespace contactlab::mpm {
 //   (m v)_i = Σ_p w_ip [m_p v_p + (m_p C_p − stress_dt · D⁻¹ V_p⁰ P_p F_pᵀ)(x_i − x_p)]
 // (APIC momentum, spec-penalty-hybrid §1.3; the stress term is the MLS-MPM force impulse of
 // Hu et al. 2018, spec-penalty-hybrid §1.12, with D⁻¹ = 4/h²). stress_dt = 0 transfers
-// momentum only (implicit solvers add their own forces).
+// momentum only (implicit solvers add their own forces). A cloth (mpm/cloth_particles.h) adds
+// its vertex forces as impulses and its faces' stress across the layer in place of the
+// stress term; pinned cloth vertices add nothing.
 void ParticleToGrid(const Particles& particles, const std::vector<Material>& materials, double stress_dt,
                     SparseGrid& grid);
 
@@ -28,6 +30,8 @@ void ComputeGridVelocity(const Vector3& gravity, double dt, SparseGrid& grid);
 // Gathers v_p = Σ w_ip v_i and C_p = D⁻¹ Σ w_ip v_i (x_i − x_p)ᵀ (APIC,
 // spec-penalty-hybrid §1.7), then F^E ← (I + Δt C_p) F^E (MLS form of §1.8) and
 // x_p ← x_p + Δt v_p. The grid must still be the one built from the current positions.
+// Then a cloth's particles are finished (mpm::FinishClothParticles): pins move their vertices,
+// faces follow their vertices.
 void GridToParticle(const SparseGrid& grid, double dt, Particles& particles);
 
 // End-of-step update of the constitutive state: the von Mises return mapping for plastic

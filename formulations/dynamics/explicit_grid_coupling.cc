@@ -1,5 +1,7 @@
 #include "formulations/dynamics/explicit_grid_coupling.h"
 
+#include "formulations/dynamics/step_bookkeeping.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -156,6 +158,7 @@ void ExplicitGridCoupling::Substep(World& world, double dt, double step_dt, std:
 
   // 1. APIC momentum with the explicit MLS stress impulse, gravity.
   auto start = Clock::now();
+  RecordClothPinForces(world, dt / step_dt, rigid_report);  // the forces this substep applies
   mpm::ParticleToGrid(particles, world.materials, dt, grid_);
   mpm::ComputeGridVelocity(world.gravity, dt, grid_);
   timings.free_motion += SecondsSince(start);
@@ -282,6 +285,7 @@ StepReport ExplicitGridCoupling::AdvanceState(World& world, double dt) {
   }
   // No per-contact records: the grid exchange has no contact points, and a list of the rigid
   // ones alone would not sum to the wrenches.
+  report.pin_forces = std::move(rigid_report.pin_forces);
   report.rigid_contacts = rigid_report.rigid_contacts;
   report.outer_iterations = rigid_report.outer_iterations;
   report.linear_iterations = rigid_report.linear_iterations;

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <limits>
 
+#include <Eigen/SVD>
+
+#include "mpm/constitutive/cloth.h"
+
 namespace contactlab::dynamics {
 
 double ExplicitSpeeds::total() const {
@@ -22,10 +26,29 @@ double BodyRadius(const rigid::RigidBody& body) {
   return radius;
 }
 
+double ShortestClothLength(const mpm::Particles& particles) {
+  // A triangle's in-plane waves cross it in ℓ/c with ℓ = σ_min(D_m) = 1/σ_max(D_m⁻¹), the
+  // shortest of its rest dimensions.
+  double shortest = std::numeric_limits<double>::infinity();
+  for (const Eigen::Matrix2d& rest_inverse : particles.cloth_faces.rest_inverse) {
+    const double largest = Eigen::JacobiSVD<Eigen::Matrix2d>(rest_inverse).singularValues()[0];
+    shortest = std::min(shortest, 1.0 / largest);
+  }
+  return shortest;
+}
+
 ExplicitSpeeds MeasureExplicitSpeeds(const World& world) {
   ExplicitSpeeds speeds;
+  // A cloth's in-plane waves cross its shortest triangle dimension ℓ, which may be below h:
+  // their speed counts as c h/ℓ on the grid's scale. Its layer's waves cross grid cells.
+  const double cloth_scale =
+      world.particles.has_cloth() ? std::max(1.0, world.grid_spacing / ShortestClothLength(world.particles)) : 1.0;
   for (const mpm::Material& material : world.materials) {
-    speeds.wave_speed = std::max(speeds.wave_speed, material.WaveSpeed());
+    const auto* cloth = dynamic_cast<const mpm::ClothModel*>(material.constitutive_model.get());
+    const double speed = cloth == nullptr ? material.WaveSpeed()
+                                          : std::max(cloth_scale * cloth->PlaneWaveSpeed(material.density),
+                                                     cloth->LayerWaveSpeed(material.density));
+    speeds.wave_speed = std::max(speeds.wave_speed, speed);
   }
   double max_speed = 0.0;
   const int count = static_cast<int>(world.particles.size());

@@ -6,6 +6,8 @@
 // c the largest dilatational wave speed √((λ + 2μ)/ρ) of the world's materials, v_max the
 // largest particle speed or rigid surface speed |v| + |ω| r of a moving body
 // (spec-penalty-hybrid §1.10; the thesis, [han2020thesis] §5.6, bounds particle motion by CFL · h).
+// A cloth's in-plane waves cross its shortest triangle dimension ℓ (mpm/cloth_particles.h): where
+// ℓ < h its speed counts as c h/ℓ, so that the limit is cfl · ℓ / c.
 #include "formulations/world.h"
 
 namespace contactlab::dynamics {
@@ -19,6 +21,9 @@ struct ExplicitSpeeds {
 };
 
 ExplicitSpeeds MeasureExplicitSpeeds(const World& world);
+
+// The shortest rest dimension σ_min(D_m) over the cloth's triangles [m]; +∞ without cloth.
+double ShortestClothLength(const mpm::Particles& particles);
 
 // The largest stable substep cfl · h / (c + v_max) [s]; +∞ when nothing moves and no
 // material carries waves (rigid bodies at rest), so any substep is stable.

@@ -21,6 +21,9 @@ namespace {
 
 using mpm::Matrix9;
 
+// Nodes lighter than this fraction of the heaviest node are no unknowns of the step (Setup).
+constexpr double kActiveMassFraction = 1e-14;
+
 // Neighbour slot of the offset (0, 0, 0): a node's own block in its row.
 constexpr int kOwnSlot = 2 + 5 * 2 + 25 * 2;
 
@@ -197,12 +200,19 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
   const double spacing = grid.spacing();
   const double inverse_inertia = mpm::ApicInverseInertiaScale(spacing);  // D⁻¹ = 4/h²
 
-  // 1. Active nodes m_i > 0 in grid node order and vⁿ_i = (m v)_i / m_i ([zong2024convex] eq. 9).
+  // 1. Active nodes in grid node order and vⁿ_i = (m v)_i / m_i ([zong2024convex] eq. 9): the nodes
+  //    with a mass above round-off of the heaviest node's. A node reached only by the vanishing
+  //    edge of a stencil (a particle exactly half a cell off a node plane, as a cloth mesh on the
+  //    grid's lattice puts them, has weight 0 up to round-off there, m_i ~ 1e-39 kg) carries no
+  //    momentum of its own; as an unknown it would leave A singular to working precision.
   const int node_count = grid.num_nodes();
+  double heaviest = 0.0;
+  for (int node = 0; node < node_count; ++node) heaviest = std::max(heaviest, grid.mass[node]);
+  const double lightest_active = kActiveMassFraction * heaviest;
   active_nodes_.clear();
   active_index_of_node_.assign(node_count, -1);
   for (int node = 0; node < node_count; ++node) {
-    if (grid.mass[node] > 0.0) {
+    if (grid.mass[node] > lightest_active) {
       active_index_of_node_[node] = static_cast<int>(active_nodes_.size());
       active_nodes_.push_back(node);
     }
@@ -234,6 +244,7 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
     // The closed-form tangent is that of the elastic energy.
     materials_[m].linear_corotated =
         dynamic_cast<const mpm::LinearCorotatedModel*>(model) != nullptr && !materials_[m].in_step_plasticity;
+    materials_[m].cloth = model != nullptr && model->name() == "cloth";
     materials_[m].shear_modulus = materials[m].lame.shear_modulus;
     materials_[m].first_lame_parameter = materials[m].lame.first_lame_parameter;
   }
@@ -321,8 +332,11 @@ void ImplicitMpm::Setup(const mpm::SparseGrid& grid, const mpm::Particles& parti
     }
     if (group >= block_group_begin_[block]) groups_[group].end_particle = end;
   }
-  quadratic_ = std::all_of(groups_.begin(), groups_.end(),
-                           [&](const CellGroup& group) { return materials_[group.material].linear_corotated; });
+  // 4b. The cloth's triangles (their particles' groups carry no energy of their own).
+  cloth_.Setup(grid, active_index_of_node_, particles, materials, dt);
+  quadratic_ = cloth_.empty() && std::all_of(groups_.begin(), groups_.end(), [&](const CellGroup& group) {
+                 return materials_[group.material].linear_corotated;
+               });
   has_plastic_material_ = std::any_of(materials.begin(), materials.end(),
                                       [](const mpm::Material& material) { return material.is_plastic(); });
   uses_in_step_plasticity_ = std::any_of(groups_.begin(), groups_.end(), [&](const CellGroup& group) {
@@ -443,6 +457,7 @@ double ImplicitMpm::Energy(const Eigen::VectorXd& velocity) const {
   for (int g = 0; g < group_count; ++g) {
     const CellGroup& group = groups_[g];
     const MaterialData& material = materials_[group.material];
+    if (material.cloth) continue;
     for (int s = group.first_particle; s < group.end_particle; ++s) {
       elastic_energy[s] =
           initial_volumes_[s] * ParticleEnergyDensity(material, s, DeformationGradient(group, s, velocity));
@@ -456,7 +471,7 @@ double ImplicitMpm::Energy(const Eigen::VectorXd& velocity) const {
                                       dt_ * node_velocity.dot(gravity_));
   }
   for (const double particle_energy : elastic_energy) energy += particle_energy;
-  return energy;
+  return energy + cloth_.Energy(velocity);
 }
 
 Eigen::VectorXd ImplicitMpm::StressForces(const Eigen::VectorXd& velocity) const {
@@ -464,6 +479,7 @@ Eigen::VectorXd ImplicitMpm::StressForces(const Eigen::VectorXd& velocity) const
   Eigen::VectorXd forces = Eigen::VectorXd::Zero(num_dofs());
   ForEachGroupColored([&](const CellGroup& group) {
     const MaterialData& material = materials_[group.material];
+    if (material.cloth) return;
     for (int s = group.first_particle; s < group.end_particle; ++s) {
       const Matrix3 stress = initial_volumes_[s] * ParticleStress(material, s, DeformationGradient(group, s, velocity));
       for (int i = 0; i < kStencilSize; ++i) {
@@ -472,6 +488,7 @@ Eigen::VectorXd ImplicitMpm::StressForces(const Eigen::VectorXd& velocity) const
       }
     }
   });
+  cloth_.AddStressForces(velocity, forces);
   return forces;
 }
 
@@ -535,6 +552,7 @@ void ImplicitMpm::PullStartBackFromInversion() {
     for (int g = 0; g < group_count; ++g) {
       const CellGroup& group = groups_[g];
       const MaterialData& material = materials_[group.material];
+      if (material.cloth) continue;  // the cloth's energy is finite everywhere
       for (int s = group.first_particle; s < group.end_particle && !group_invalid[g]; ++s) {
         const Matrix3 start = DeformationGradient(group, s, start_velocity_);
         // Kept away from the barrier too (an interior point's fraction to the boundary): a
@@ -630,6 +648,7 @@ void ImplicitMpm::AddGroupStiffness(const CellGroup& group, const Eigen::VectorX
                                     Eigen::MatrixXd& negative_columns, Eigen::MatrixXd& negative_products,
                                     double* values) const {
   const MaterialData& material = materials_[group.material];
+  if (material.cloth) return;  // the cloth's stiffness is its triangles' (Hessian)
   const int particle_count = group.end_particle - group.first_particle;
 
   // 1. The group's stiffness Σ_p Δt² V_p⁰ K_p is a sum of outer products of 81-vectors
@@ -743,6 +762,15 @@ SparseMatrix ImplicitMpm::Hessian(const Eigen::VectorXd& velocity, StressTangent
     AddGroupStiffness(group, velocity, tangent, workspace.columns, workspace.products, workspace.negative_columns,
                       workspace.negative_products, values);
   });
+
+  // 2b. The cloth's triangles: their pattern joins the stencils' (sorted row indices kept by
+  //     the double transpose).
+  if (!cloth_.empty()) {
+    const SparseMatrix sum = hessian + cloth_.Stiffness(velocity, tangent == StressTangent::kProjected);
+    const SparseMatrix transposed = sum.transpose();
+    hessian = transposed.transpose();
+    values = hessian.valuePtr();
+  }
 
   // 3. Wall constraints: fixed components keep only their diagonal.
   if (!constrained_mask_.empty()) {

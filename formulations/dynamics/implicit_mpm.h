@@ -32,6 +32,7 @@
 #include <Eigen/SparseCore>
 
 #include "formulations/contact/grid_boundary.h"
+#include "formulations/dynamics/implicit_cloth.h"
 #include "formulations/formulation.h"
 #include "formulations/linear_algebra/sparse_cholesky.h"
 #include "formulations/parameters.h"
@@ -166,6 +167,8 @@ class ImplicitMpm {
     double shear_modulus = 0.0;         // μ_L [Pa]
     double first_lame_parameter = 0.0;  // λ [Pa]
     bool in_step_plasticity = false;    // Ψ is the model's step energy (PlasticityTiming)
+    // A cloth's particles: their energy is their triangles', in cloth_ (dynamics/implicit_cloth.h).
+    bool cloth = false;
   };
   // Particles of one particle block that share a base node (hence a stencil) and a
   // material; the unit of the Hessian assembly (one rank update per group).
@@ -213,6 +216,7 @@ class ImplicitMpm {
   std::vector<std::uint8_t> wall_masks_;  // the components each record of wall_nodes_ fixes
   std::vector<std::uint8_t> constrained_mask_;
   std::vector<MaterialData> materials_;
+  ImplicitCloth cloth_;    // the cloth's triangles, empty without cloth
   bool quadratic_ = true;  // every particle is linear corotated: E is quadratic in v
   PlasticityTiming plasticity_timing_ = PlasticityTiming::kAfterStep;
   bool uses_in_step_plasticity_ = false;

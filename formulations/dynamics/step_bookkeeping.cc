@@ -1,6 +1,15 @@
 #include "formulations/dynamics/step_bookkeeping.h"
 
+#include "mpm/cloth_particles.h"
+
 namespace contactlab::dynamics {
+
+void RecordClothPinForces(const World& world, double weight, StepReport& report) {
+  if (world.particles.cloth_pins.empty()) return;
+  const std::vector<mpm::Vector3> forces = mpm::ClothPinForces(world.particles, world.materials);
+  report.pin_forces.resize(forces.size(), mpm::Vector3::Zero());
+  for (std::size_t pin = 0; pin < forces.size(); ++pin) report.pin_forces[pin] += weight * forces[pin];
+}
 
 void RecordParticleContactImpulse(const World& world, const contact::ParticleContact& point,
                                   const mpm::Vector3& impulse_on_particle, double dt, StepReport& report) {

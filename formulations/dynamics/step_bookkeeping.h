@@ -16,6 +16,13 @@ namespace contactlab::dynamics {
 void RecordParticleContactImpulse(const World& world, const contact::ParticleContact& point,
                                   const mpm::Vector3& impulse_on_particle, double dt, StepReport& report);
 
+// Books the force each cloth pin exerts on the free cloth at the particles' state
+// (mpm::ClothPinForces), times `weight`, into report.pin_forces: an implicit step calls it once
+// after its grid-to-particle transfer and before the return mapping (weight 1: the forces of
+// the solved state), an explicit one before each substep's particle-to-grid transfer (weight
+// δt/Δt: the forces that substep applies). No-op without pins.
+void RecordClothPinForces(const World& world, double weight, StepReport& report);
+
 // Books what grid-boundary walls received over a step of dt [s] (one WallImpulse per body,
 // about its centre of mass) into report.contact_wrench as step-mean forces and torques.
 void RecordWallImpulses(const std::vector<contact::WallImpulse>& impulses, double dt, StepReport& report);

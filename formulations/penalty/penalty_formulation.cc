@@ -205,6 +205,7 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
     grid_.velocity[active_nodes[node]] = grid_velocity.segment<3>(3 * node);
   }
   mpm::GridToParticle(grid_, dt, particles);
+  dynamics::RecordClothPinForces(world, 1.0, report);  // the solved state's, before the return mapping
   mpm::UpdateConstitutiveState(world.materials, particles);
   // Particles that drifted into a grid wall go back to its surface.
   if (contact::HasGridBoundary(world.bodies)) {

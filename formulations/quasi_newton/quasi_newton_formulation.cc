@@ -555,6 +555,12 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
   std::vector<contact::WallImpulse> wall_impulses(world.bodies.size());
   // backend = cuda / emulated: the particles stay on the device for the whole step.
   const bool on_device = options_.backend != Backend::kCpu;
+  if (on_device && particles.has_cloth()) {
+    // The device kernels transfer solids, liquids and sand; the cloth's mesh forces, face
+    // updates and pins live in the host transfers only (mpm/cloth_particles.h).
+    throw InputError("quasi_newton.backend = " + std::string(ChoiceName(options_.backend, BackendNames())) +
+                     ": the device backends have no cloth; use quasi_newton.backend = cpu");
+  }
   if (on_device) {
     start = Clock::now();
     UploadToDevice(world, dt, speeds);
@@ -574,6 +580,7 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
       device_substep_->ParticleToGrid(substep, world.gravity);
       device_substep_->DownloadMotion(particles);
     } else {
+      dynamics::RecordClothPinForces(world, substep / dt, report);  // the forces this substep applies
       mpm::ParticleToGrid(particles, world.materials, substep, grid_);
       mpm::ComputeGridVelocity(world.gravity, substep, grid_);
     }

@@ -290,7 +290,7 @@ StepReport SapFormulation::AdvanceState(World& world, double dt) {
   if (implicit_mpm_.has_constraints()) {  // grid-boundary walls: reactions and friction
     dynamics::RecordWallImpulses(implicit_mpm_.FinishGridBoundary(work.mpm_velocity, world.bodies), dt, report);
   }
-  TransferToParticles(world, work, report.timings);
+  TransferToParticles(world, work, report);
   if (implicit_mpm_.has_constraints()) {  // particles that drifted into a grid wall go back to its surface
     std::vector<contact::WallImpulse> wall_impulses(world.bodies.size());
     contact::ProjectParticlesOutOfGridWalls(world.bodies, world.particles, wall_impulses);
@@ -590,7 +590,8 @@ void SapFormulation::AdvanceRigidBodies(World& world, StepWork& work, StepReport
 }
 
 // 6b. G2P with the solved grid velocities (eq. 17), then plasticity and R0 (Alg. 1).
-void SapFormulation::TransferToParticles(World& world, StepWork& work, Timings& timings) {
+void SapFormulation::TransferToParticles(World& world, StepWork& work, StepReport& report) {
+  Timings& timings = report.timings;
   const auto start = Clock::now();
   std::fill(grid_.velocity.begin(), grid_.velocity.end(), Vector3::Zero());
   const std::vector<int>& active_nodes = implicit_mpm_.active_nodes();
@@ -598,6 +599,7 @@ void SapFormulation::TransferToParticles(World& world, StepWork& work, Timings& 
     grid_.velocity[active_nodes[node]] = work.mpm_velocity.segment<3>(3 * node);
   }
   mpm::GridToParticle(grid_, work.dt, world.particles);
+  dynamics::RecordClothPinForces(world, 1.0, report);  // the solved state's, before the return mapping
   mpm::UpdateConstitutiveState(world.materials, world.particles);
   timings.g2p += SecondsSince(start);
 }

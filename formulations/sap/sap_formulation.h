@@ -136,7 +136,7 @@ class SapFormulation final : public Formulation {
   void AssembleProblem(StepWork& work, Timings& timings);
   void SolveContactProblem(const World& world, StepWork& work, StepReport& report);
   void AdvanceRigidBodies(World& world, StepWork& work, StepReport& report);
-  void TransferToParticles(World& world, StepWork& work, Timings& timings);
+  void TransferToParticles(World& world, StepWork& work, StepReport& report);
   // The Newton solver's options for the path chosen this step, with the chord-step ratio
   // resolved (SapOptions::factorization_reuse_ratio).
   solvers::SapSolverOptions SolverOptions(LinearSolver path);

@@ -151,12 +151,17 @@ Matrix3 ClothReturnMapping(const ClothMaterial& material, const Matrix3& deforma
   return factors.rotation * r;
 }
 
+double ClothModel::PlaneWaveSpeed(double density) const {
+  return material_.lame.DilatationalWaveSpeed(density);
+}
+
+double ClothModel::LayerWaveSpeed(double density) const {
+  // f = k/3 (1 − r₃₃)³ has stiffness f'' = 2k (1 − r₃₃) ≤ 2k for r₃₃ ≥ 0; g has γ.
+  return std::sqrt(std::max(2.0 * material_.normal_stiffness, material_.shear_stiffness) / density);
+}
+
 double ClothModel::WaveSpeed(double density) const {
-  // In-plane dilatational waves of the 2-D model, or compression across the layer, whichever
-  // is faster; k and γ act near r₃₃ = 1 with stiffness up to k·2(1 − r₃₃) ≤ 2k (r₃₃ ≥ 0).
-  const double in_plane = material_.lame.first_lame_parameter + 2.0 * material_.lame.shear_modulus;
-  const double across = std::max(2.0 * material_.normal_stiffness, material_.shear_stiffness);
-  return std::sqrt(std::max(in_plane, across) / density);
+  return std::max(PlaneWaveSpeed(density), LayerWaveSpeed(density));
 }
 
 void ClothModel::UpdateState(Matrix3& elastic_deformation_gradient, Matrix3& /*reference_rotation*/,

@@ -72,6 +72,10 @@ class ClothModel final : public ConstitutiveModel {
   // The faster of the in-plane dilatational wave √((λ + 2μ_L)/ρ) and the layer's compression
   // wave √(max(2k, γ)/ρ) [m/s].
   double WaveSpeed(double density) const override;
+  // Each of the two: the plane's waves run along the mesh (its edges bound an explicit step),
+  // the layer's through the grid (its spacing does).
+  double PlaneWaveSpeed(double density) const;
+  double LayerWaveSpeed(double density) const;
   // The return mapping changes F's third column (the layer's state), never its plane.
   bool is_plastic() const override { return true; }
   void UpdateState(Matrix3& elastic_deformation_gradient, Matrix3& reference_rotation,

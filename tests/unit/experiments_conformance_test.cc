@@ -7,9 +7,9 @@
 //   - where per-contact forces are filled, those of each body sum to minus its wrench (force
 //     and torque about its centre of mass);
 //   - a free body's momentum changes by gravity, its applied force and its wrench, Δt each;
-//   - the material's momentum changes by gravity and minus the wrenches on all bodies, up to
-//     the solver's own residual (the contact impulses the bodies received are the material's,
-//     reversed).
+//   - the material's momentum changes by gravity, minus the wrenches on all bodies and the cloth
+//     pins' forces, up to the solver's own residual (the contact impulses the bodies received
+//     are the material's, reversed; pinned cloth vertices belong to their pins).
 // Every formulation resolves rigid–rigid contact, so every cell runs; a new scenario or
 // formulation is covered here without editing this file.
 #include <gtest/gtest.h>
@@ -45,17 +45,27 @@ std::vector<Cell> AllCells() {
   return cells;
 }
 
-Vector3 ParticleMomentum(const World& world) {
+// A cloth vertex held by a pin belongs to the pin, not the material: it moves as prescribed,
+// and the pin's force on the free cloth is booked in StepReport::pin_forces.
+bool Pinned(const World& world, std::size_t p) {
+  return !world.particles.cloth_role.empty() && world.particles.cloth_role[p] == mpm::ClothRole::kPinnedVertex;
+}
+
+// The material's momentum with the given particle velocities (the world's by default).
+Vector3 ParticleMomentum(const World& world, const std::vector<Vector3>* velocities = nullptr) {
+  const std::vector<Vector3>& velocity = velocities != nullptr ? *velocities : world.particles.velocity;
   Vector3 momentum = Vector3::Zero();
   for (std::size_t p = 0; p < world.particles.size(); ++p) {
-    momentum += world.particles.mass[p] * world.particles.velocity[p];
+    if (!Pinned(world, p)) momentum += world.particles.mass[p] * velocity[p];
   }
   return momentum;
 }
 
 double ParticleMass(const World& world) {
   double mass = 0.0;
-  for (std::size_t p = 0; p < world.particles.size(); ++p) mass += world.particles.mass[p];
+  for (std::size_t p = 0; p < world.particles.size(); ++p) {
+    if (!Pinned(world, p)) mass += world.particles.mass[p];
+  }
   return mass;
 }
 
@@ -80,17 +90,19 @@ TEST_P(Conformance, ShortRunKeepsTheStepReportContract) {
   std::unique_ptr<Formulation> formulation = MakeFormulation({cell.formulation, parameters});
   const double dt = parameters.GetDouble("dt");
   const int steps = std::max(1, static_cast<int>(std::llround(parameters.GetDouble("duration") / dt)));
-  const double particle_mass = ParticleMass(world);
-
   for (int step = 1; step <= steps; ++step) {
     SCOPED_TRACE("step " + std::to_string(step));
     const double time_before = world.time;
-    const Vector3 particle_momentum_before = ParticleMomentum(world);
+    const std::vector<Vector3> particle_velocity_before = world.particles.velocity;
     std::vector<Vector3> body_momentum_before;
     for (const rigid::RigidBody& body : world.bodies) body_momentum_before.push_back(body.mass * body.linear_velocity);
 
     StepReport report;
     ASSERT_NO_THROW(report = formulation->Step(world, dt)) << cell.scenario << " / " << cell.formulation;
+    // The pins of the step (applied at its start) decide which particles are the material.
+    const double particle_mass = ParticleMass(world);
+    const Vector3 particle_momentum_before = ParticleMomentum(world, &particle_velocity_before);
+    ASSERT_EQ(report.pin_forces.size(), world.particles.cloth_pins.size());
     // Time advances by Δt.
     EXPECT_NEAR(world.time - time_before, dt, 1e-9 * dt);
     // Finite state.
@@ -172,6 +184,10 @@ TEST_P(Conformance, ShortRunKeepsTheStepReportContract) {
     if (particle_mass > 0.0) {
       Vector3 received = Vector3::Zero();
       for (const BodyWrench& wrench : report.contact_wrench) received -= dt * wrench.force;
+      for (const Vector3& pin_force : report.pin_forces) {
+        received += dt * pin_force;
+        impulse_scale += dt * pin_force.norm();
+      }
       const Vector3 expected = particle_momentum_before + dt * particle_mass * world.gravity + received;
       const double scale = std::sqrt(particle_mass * all_mass) * speed_scale + impulse_scale;
       EXPECT_LE((ParticleMomentum(world) - expected).norm(), relative * scale)
