@@ -8,6 +8,7 @@
 #include "experiments/scenarios/dough_rolling.h"
 #include "experiments/scenarios/dough_tearing.h"
 #include "experiments/scenarios/floating_box.h"
+#include "experiments/scenarios/box_bagging.h"
 #include "experiments/scenarios/hanging_cloth.h"
 #include "experiments/scenarios/hydrostatic_column.h"
 #include "experiments/scenarios/incline_block.h"
@@ -29,7 +30,7 @@ const std::vector<ScenarioInfo>& RegisteredScenarios() {
       BallOnSlopeInfo(),       SqueezedCubeInfo(),   CloseLiftShakeInfo(), DoughRollingInfo(),   InclineBlockInfo(),
       RollingSphereInfo(),     PyramidInfo(),        WedgeInfo(),          StackInfo(),          BlockOnSlabInfo(),
       HydrostaticColumnInfo(), SandPileInfo(),       FloatingBoxInfo(),    DoughTearingInfo(),   DamBreakInfo(),
-      ColumnCollapseInfo(),    LiquidTransferInfo(), SandOnSphereInfo(),   SphereIntoSandInfo(), HangingClothInfo(),
+      ColumnCollapseInfo(),    LiquidTransferInfo(), SandOnSphereInfo(),   SphereIntoSandInfo(), HangingClothInfo(), BoxBaggingInfo(),
   };
   return registry;
 }

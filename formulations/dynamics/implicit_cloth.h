@@ -55,11 +55,32 @@ class ImplicitCloth {
   };
   mpm::Matrix3 Deformation(const Element& element, const Eigen::VectorXd& point_velocity) const;
 
+  // The stiffness Δt² Wᵀ K W is assembled point by point into a pattern fixed by Setup:
+  // G_p = Σ_q K_pq W_q (one 3×3 block per node a neighbour q of p reaches), then the blocks
+  // (i, j) += W_p(i) G_p(j) for the 27 stencil nodes i of p.
+  void BuildStiffnessPattern(int active_count);
+
   double dt_ = 0.0;
   int num_points_ = 0;
   std::vector<Element> elements_;
   linear_algebra::SparseMatrix interpolation_;  // W: 3 rows per cloth point, 3 columns per active node
   linear_algebra::SparseMatrix interpolation_transpose_;
+  // Per point its 27 stencil nodes (active index, −1 if none) and W's scalar entries.
+  std::vector<std::array<int, 27>> point_nodes_;
+  std::vector<std::array<double, 27>> point_weights_;
+  // Per point the points it shares a triangle with (itself included), sorted: CSR.
+  std::vector<int> neighbor_begin_, neighbor_points_;
+  // Per element and pair (k, l) of its points: the slot of point l among point k's neighbours.
+  std::vector<std::array<int, 16>> element_slots_;
+  // Per point the nodes its neighbours' stencils reach, sorted (CSR), and per neighbour slot
+  // and stencil node the position of that node in the list.
+  std::vector<int> reach_begin_, reach_nodes_;
+  std::vector<int> reach_position_;  // [neighbour slot · 27 + stencil node]
+  // The pattern (3×3 blocks, both triangles, sorted rows) and, per point, stencil node a and
+  // reached node b, where block (stencil node a, reached node b) starts and its column stride.
+  linear_algebra::SparseMatrix stiffness_pattern_;
+  std::vector<int> block_start_;    // [reach index of (p, b) · 27 + a]
+  std::vector<int> column_stride_;  // per active node: 3 × its neighbour count
 };
 
 }  // namespace contactlab::dynamics

@@ -763,12 +763,10 @@ SparseMatrix ImplicitMpm::Hessian(const Eigen::VectorXd& velocity, StressTangent
                       workspace.negative_products, values);
   });
 
-  // 2b. The cloth's triangles: their pattern joins the stencils' (sorted row indices kept by
-  //     the double transpose).
+  // 2b. The cloth's triangles: their pattern joins the stencils' (a sum of two column-major
+  //     matrices with sorted rows keeps its rows sorted).
   if (!cloth_.empty()) {
-    const SparseMatrix sum = hessian + cloth_.Stiffness(velocity, tangent == StressTangent::kProjected);
-    const SparseMatrix transposed = sum.transpose();
-    hessian = transposed.transpose();
+    hessian = SparseMatrix(hessian + cloth_.Stiffness(velocity, tangent == StressTangent::kProjected));
     values = hessian.valuePtr();
   }
 

@@ -136,7 +136,15 @@ TEST(ImplicitCloth, GradientAndExactHessianAreTheEnergysDerivatives) {
     expected_hessian.col(k) = (problem.Gradient(plus) - problem.Gradient(minus)) / (2 * kStep);
   }
   EXPECT_LT((gradient - expected_gradient).cwiseAbs().maxCoeff(), 1e-6 * expected_gradient.cwiseAbs().maxCoeff());
-  const Eigen::MatrixXd exact = Eigen::MatrixXd(problem.Hessian(velocity, StressTangent::kExact));
+  const linear_algebra::SparseMatrix sparse = problem.Hessian(velocity, StressTangent::kExact);
+  // Compressed, with sorted row indices in every column (what CHOLMOD is handed).
+  ASSERT_TRUE(sparse.isCompressed());
+  for (int column = 0; column < sparse.cols(); ++column) {
+    for (int k = sparse.outerIndexPtr()[column] + 1; k < sparse.outerIndexPtr()[column + 1]; ++k) {
+      ASSERT_LT(sparse.innerIndexPtr()[k - 1], sparse.innerIndexPtr()[k]) << "column " << column;
+    }
+  }
+  const Eigen::MatrixXd exact = Eigen::MatrixXd(sparse);
   EXPECT_LT(MaxAbs(exact - expected_hessian), 1e-6 * MaxAbs(expected_hessian));
   // The stiffness is not just the masses: the cloth's part is of the same order here.
   const Eigen::MatrixXd masses =

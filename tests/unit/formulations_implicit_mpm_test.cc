@@ -75,6 +75,7 @@ enum class Deformation {
   kPerturbed,   // F^E = I + random entries in [−0.2, 0.2], R0 a random rotation
   kStretched,   // F^E = R diag(σ) Qᵀ, σ ∈ [1.15, 1.25], R0 = I
   kCompressed,  // F^E = R diag(σ) Qᵀ, σ ∈ [0.5, 0.8], R0 = I
+  kSqueezed,    // F^E = 0.97 I (a small confining pressure), R0 = I
 };
 
 // `count` particles with random positions in a cube of side `extent` (a few cells), random
@@ -115,6 +116,9 @@ void AddRandomCloud(Scene& scene, int count, double extent, Deformation deformat
         elastic = RandomRotation(generator) * stretches.asDiagonal() * RandomRotation(generator).transpose();
         break;
       }
+      case Deformation::kSqueezed:
+        elastic = 0.97 * Matrix3::Identity();
+        break;
     }
   }
 }
@@ -581,16 +585,18 @@ TEST(ImplicitMpmStart, IsScaledTowardRestWhereTheLiquidsBarrierIsInfinite) {
 
 // ---- Drucker–Prager with plasticity inside the step (spec-penalty-hybrid A13) ------------
 
-// A compressed sand cloud sheared by a velocity large enough that some particles' step strain
-// leaves the cone of their start: with PlasticityTiming::kInStep the gradient is still the
-// derivative of the energy (central differences), that energy lies below the elastic one
-// (the capped shear term grows linearly, Hencky's quadratically), and the model's step state
-// is the cone radius of each particle's start.
+// A sand cloud under a small confining pressure (F = 0.97 I, inside the cone at the start
+// velocity) sheared by a velocity large enough that some particles' step strain leaves the cone
+// of their start (a strongly compressed cloud inverts before it yields: there the two energies
+// agreed to the last bit, and an earlier form of this test passed on round-off): with PlasticityTiming::kInStep the
+// gradient is still the derivative of the energy (central differences), that energy lies below the elastic one (the
+// capped shear term grows linearly, Hencky's quadratically), and the model's step state is the cone radius of each
+// particle's start.
 TEST(ImplicitMpmInStepPlasticity, GradientIsTheStepEnergysDerivativeAndTheEnergyIsCapped) {
   Scene in_step, after_step;
   for (Scene* scene : {&in_step, &after_step}) {
     scene->materials = {mpm::MakeGranularMaterial("sand", 1600.0, 3.5e5, 0.3, 30.0)};
-    AddRandomCloud(*scene, 30, 0.16, Deformation::kCompressed, 21);
+    AddRandomCloud(*scene, 30, 0.16, Deformation::kSqueezed, 21);
   }
   in_step.problem.set_plasticity_timing(PlasticityTiming::kInStep);
   in_step.Prepare();
@@ -598,7 +604,8 @@ TEST(ImplicitMpmInStepPlasticity, GradientIsTheStepEnergysDerivativeAndTheEnergy
   EXPECT_TRUE(in_step.problem.uses_in_step_plasticity());
   EXPECT_FALSE(after_step.problem.uses_in_step_plasticity());
   const Eigen::VectorXd velocity = RandomVelocity(in_step.problem, 22, 2.0);
-  EXPECT_LT(in_step.problem.Energy(velocity), after_step.problem.Energy(velocity));
+  // Well below, not by round-off: the sheared particles' capped energy is 10% under Hencky's here.
+  EXPECT_LT(in_step.problem.Energy(velocity), 0.95 * after_step.problem.Energy(velocity));
 
   const Eigen::VectorXd gradient = in_step.problem.Gradient(velocity);
   std::mt19937_64 generator(23);
