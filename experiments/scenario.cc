@@ -2,13 +2,13 @@
 
 #include "experiments/scenarios/ball_on_slope.h"
 #include "experiments/scenarios/block_on_slab.h"
+#include "experiments/scenarios/box_bagging.h"
 #include "experiments/scenarios/close_lift_shake.h"
 #include "experiments/scenarios/column_collapse.h"
 #include "experiments/scenarios/dam_break.h"
 #include "experiments/scenarios/dough_rolling.h"
 #include "experiments/scenarios/dough_tearing.h"
 #include "experiments/scenarios/floating_box.h"
-#include "experiments/scenarios/box_bagging.h"
 #include "experiments/scenarios/hanging_cloth.h"
 #include "experiments/scenarios/hydrostatic_column.h"
 #include "experiments/scenarios/incline_block.h"
@@ -30,7 +30,8 @@ const std::vector<ScenarioInfo>& RegisteredScenarios() {
       BallOnSlopeInfo(),       SqueezedCubeInfo(),   CloseLiftShakeInfo(), DoughRollingInfo(),   InclineBlockInfo(),
       RollingSphereInfo(),     PyramidInfo(),        WedgeInfo(),          StackInfo(),          BlockOnSlabInfo(),
       HydrostaticColumnInfo(), SandPileInfo(),       FloatingBoxInfo(),    DoughTearingInfo(),   DamBreakInfo(),
-      ColumnCollapseInfo(),    LiquidTransferInfo(), SandOnSphereInfo(),   SphereIntoSandInfo(), HangingClothInfo(), BoxBaggingInfo(),
+      ColumnCollapseInfo(),    LiquidTransferInfo(), SandOnSphereInfo(),   SphereIntoSandInfo(), HangingClothInfo(),
+      BoxBaggingInfo(),
   };
   return registry;
 }
