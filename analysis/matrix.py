@@ -109,6 +109,16 @@ def _liquid_transfer(record):
     return f"{100 * fraction:.1f}% in the bin, deepest {depth:.2f} h", fraction >= 0.95 and depth <= 0.5
 
 
+def _box_bagging(record):
+    # Issue 21: both boxes held until two corners release, then both fall out; no cloth particle
+    # deeper than h/2 inside a box.
+    s = record["summary"]
+    held, fell = bool(s.get("held_until_release")), bool(s.get("fell_out"))
+    depth = _value(s, "max_box_penetration_over_half_h")
+    text = f"{'held' if held else 'not held'}, {'fell out' if fell else 'stayed'}, deepest {depth:.2f} h/2"
+    return text, held and fell and depth <= 1.0
+
+
 def _no_criterion(keys):
     def describe(record):
         s = record["summary"]
@@ -138,6 +148,8 @@ CRITERIA = {
     "liquid_transfer": (_liquid_transfer, "issue 19: 95% in the bin, nothing deeper than h/2"),
     "sand_on_sphere": (_no_criterion(["displacement", "turn"]), "none"),
     "sphere_into_sand": (_no_criterion(["penetration", "analytic_penetration"]), "none"),
+    "hanging_cloth": (_threshold("error_vs_analytic", 0.05, "elongation error"), "issue 21: within 5%"),
+    "box_bagging": (_box_bagging, "issue 21: held until the release, fell out, nothing deeper than h/2"),
 }
 
 

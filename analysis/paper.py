@@ -82,6 +82,19 @@ PAPER_TABLES = {
         ("error_vs_analytic", "error", lambda v: f"{100 * v:.0f}\\%"),
         ("final_height_ratio", r"$h_\infty / d_i$", ".2f"),
     ],
+    "hanging_cloth": [
+        ("elongation_error", "elongation error", _percent),
+        ("late_ringing", r"ringing / $\delta$", ".2f"),
+        ("pin_force_error", "pin force error", _percent),
+        ("largest_out_of_plane", "out of plane [m]", ".1e"),
+    ],
+    "box_bagging": [
+        ("held_until_release", "held", _yes_no),
+        ("fell_out", "fell out", _yes_no),
+        ("max_box_penetration_over_half_h", r"deepest in a box / ($h$/2)", ".2f"),
+        ("max_inverted_faces", "inverted faces", ".0f"),
+        ("mean_contacts", "contacts", ".1f"),
+    ],
     "liquid_transfer": [
         ("final_fraction_in_bin", "in the bin", _percent),
         ("final_fraction_spilled", "spilled", _percent),
@@ -225,6 +238,7 @@ PUBLISHED = {
     "liquid_transfer": [("zong2024convex", "Water Pouring", 0.01, 791, 10.0, 850.0, 312.6, 606)],
     "close_lift_shake": [("zong2024convex", "Shake", 0.01, 3456, 10.0, 1940.0, 763.7, 1626),
                          ("yu2025async", "Shake ($N$ 10)", 0.01, 3456, 0.1, 231.1, 571.1, 576)],
+    "box_bagging": [("yu2025async", "Box Bagging ($N$ 10)", 1.0 / 64.0, 2582, 5.0, 45.3, 19.6, 45)],
 }
 
 
