@@ -1,0 +1,42 @@
+"""Short hanging_cloth and box_bagging runs of the real executable (coarse, a few steps) feed the
+paper's cloth figures (analysis.figures.hanging_cloth, analysis.figures.box_bagging), which must
+write a PNG; the summaries carry what the figures, the matrix's criteria and the paper's tables
+read.
+
+Needs the contactlab executable: set CONTACTLAB_BIN=/path/to/contactlab.
+"""
+
+from conftest import draw_figure, run_scenario
+
+
+def test_hanging_cloth_figure_and_criterion(contactlab_bin, tmp_path):
+    from analysis.matrix import judge
+    from analysis.defaults_report import read_run
+
+    runs = [run_scenario(contactlab_bin, "hanging_cloth", tmp_path / f"strip_{formulation}.h5", "strip_length=0.2",
+                         "mesh_spacing=0.02", "grid_spacing=0.04", "duration=0.1", "settle_time=0.05",
+                         formulation=formulation, scene_file=True)
+            for formulation in ("sap", "hybrid_impulse")]
+    for run in runs:
+        assert {"mean_elongation", "analytic_elongation", "elongation_error", "error_vs_analytic", "late_ringing",
+                "mean_pin_force", "free_weight", "pin_force_error", "largest_out_of_plane"} <= set(run.summary)
+        assert {"elongation", "pin_force"} <= set(run.series_names())
+        assert {"elongation", "pin_force"} <= set(run.analytic_names())
+        verdict, text, _ = judge(read_run(run.path))
+        assert verdict in ("correct", "wrong") and "elongation error" in text
+    draw_figure("analysis.figures.hanging_cloth", [run.path for run in runs], tmp_path / "strip.png")
+
+
+def test_box_bagging_figure_and_criterion(contactlab_bin, tmp_path):
+    from analysis.matrix import judge
+    from analysis.defaults_report import read_run
+
+    run = run_scenario(contactlab_bin, "box_bagging", tmp_path / "bagging.h5", "vertices_per_side=10",
+                       "grid_spacing=0.04", "duration=0.05", formulation="quasi_newton", scene_file=True)
+    assert {"held_until_release", "fell_out", "max_box_penetration_over_half_h", "max_inverted_faces",
+            "mean_contacts", "particles"} <= set(run.summary)
+    assert {"box0_z", "box1_z", "lowest_cloth", "max_box_penetration", "inverted_faces"} <= set(run.series_names())
+    # A run that ends before the release cannot have let the boxes fall: the criterion says wrong.
+    verdict, text, _ = judge(read_run(run.path))
+    assert verdict == "wrong" and "stayed" in text
+    draw_figure("analysis.figures.box_bagging", [run.path], tmp_path / "bagging.png")
