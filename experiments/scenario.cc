@@ -4,6 +4,7 @@
 #include "experiments/scenarios/block_on_slab.h"
 #include "experiments/scenarios/box_bagging.h"
 #include "experiments/scenarios/close_lift_shake.h"
+#include "experiments/scenarios/cloth_folding.h"
 #include "experiments/scenarios/column_collapse.h"
 #include "experiments/scenarios/dam_break.h"
 #include "experiments/scenarios/dough_rolling.h"
@@ -31,7 +32,7 @@ const std::vector<ScenarioInfo>& RegisteredScenarios() {
       RollingSphereInfo(),     PyramidInfo(),        WedgeInfo(),          StackInfo(),          BlockOnSlabInfo(),
       HydrostaticColumnInfo(), SandPileInfo(),       FloatingBoxInfo(),    DoughTearingInfo(),   DamBreakInfo(),
       ColumnCollapseInfo(),    LiquidTransferInfo(), SandOnSphereInfo(),   SphereIntoSandInfo(), HangingClothInfo(),
-      BoxBaggingInfo(),
+      BoxBaggingInfo(),        ClothFoldingInfo(),
   };
   return registry;
 }

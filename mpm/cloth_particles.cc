@@ -118,9 +118,8 @@ std::vector<Vector3> ClothPinForces(const Particles& particles, const std::vecto
   // Which pin holds each pinned vertex.
   std::vector<int> pin_of(particles.size(), -1);
   for (std::size_t pin = 0; pin < particles.cloth_pins.size(); ++pin) {
-    for (const int p : particles.cloth_pins[pin].particles) {
-      if (particles.cloth_role[p] == ClothRole::kPinnedVertex) pin_of[p] = static_cast<int>(pin);
-    }
+    if (!particles.cloth_pins[pin].holding) continue;
+    for (const int p : particles.cloth_pins[pin].particles) pin_of[p] = static_cast<int>(pin);
   }
   const ClothFaces& faces = particles.cloth_faces;
   for (std::size_t face = 0; face < faces.size(); ++face) {
@@ -140,8 +139,14 @@ std::vector<Vector3> ClothPinForces(const Particles& particles, const std::vecto
 }
 
 void ApplyClothPins(double time, Particles& particles) {
+  // First every pin's vertices go to the grid, then the pins that hold now take theirs: a
+  // vertex in two pins (one released, one grasping) is held.
+  for (ClothPin& pin : particles.cloth_pins) {
+    pin.holding = pin.HoldsAt(time);
+    for (const int p : pin.particles) particles.cloth_role[p] = ClothRole::kVertex;
+  }
   for (const ClothPin& pin : particles.cloth_pins) {
-    const bool held = time < pin.release_time;
+    if (!pin.holding) continue;
     Vector3 velocity = Vector3::Zero();
     for (std::size_t k = 0; k < pin.segment_end.size(); ++k) {
       if (time < pin.segment_end[k]) {
@@ -150,13 +155,9 @@ void ApplyClothPins(double time, Particles& particles) {
       }
     }
     for (const int p : pin.particles) {
-      if (held) {
-        particles.cloth_role[p] = ClothRole::kPinnedVertex;
-        particles.velocity[p] = velocity;
-        particles.affine_velocity[p].setZero();
-      } else {
-        particles.cloth_role[p] = ClothRole::kVertex;
-      }
+      particles.cloth_role[p] = ClothRole::kPinnedVertex;
+      particles.velocity[p] = velocity;
+      particles.affine_velocity[p].setZero();
     }
   }
 }

@@ -68,8 +68,8 @@ void FinishClothParticles(double dt, Particles& particles);
 // triangle sum to zero, so the free vertices receive what the pinned ones would).
 std::vector<Vector3> ClothPinForces(const Particles& particles, const std::vector<Material>& materials);
 
-// At the start of a step at `time` [s]: each pin holds its vertices (velocity of its current
-// segment) or, from its release time on, hands them to the grid.
+// At the start of a step at `time` [s]: each pin that holds at `time` (ClothPin::HoldsAt) sets
+// its vertices' velocity to its current segment's; the vertices of the others go to the grid.
 void ApplyClothPins(double time, Particles& particles);
 
 }  // namespace contactlab::mpm

@@ -27,13 +27,17 @@ struct ClothFaces {
   bool empty() const { return face_particle.empty(); }
 };
 
-// Cloth vertices held by a gripper: each moves at the velocity of the schedule's current
-// segment (zero after its last) until the release time, after which the grid moves it.
+// Cloth vertices held by a gripper from its grasp time until its release time: meanwhile each
+// moves at the velocity of the schedule's current segment (zero after its last); before and
+// after, the grid moves it.
 struct ClothPin {
   std::vector<int> particles;                                     // vertex particles
   std::vector<double> segment_end;                                // end time of each segment [s], increasing
   std::vector<Vector3> segment_velocity;                          // velocity during each segment [m/s]
+  double grasp_time = -std::numeric_limits<double>::infinity();   // [s]
   double release_time = std::numeric_limits<double>::infinity();  // [s]
+  bool HoldsAt(double time) const { return grasp_time <= time && time < release_time; }
+  bool holding = false;  // whether it holds in the current step (set by mpm::ApplyClothPins)
 };
 
 struct Particles {
