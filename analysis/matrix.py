@@ -115,8 +115,27 @@ def _box_bagging(record):
     s = record["summary"]
     held, fell = bool(s.get("held_until_release")), bool(s.get("fell_out"))
     depth = _value(s, "max_box_penetration_over_half_h")
-    text = f"{'held' if held else 'not held'}, {'fell out' if fell else 'stayed'}, deepest {depth:.2f} h/2"
+    inverted = int(s.get("max_inverted_faces", -1))
+    text = f"{'held' if held else 'not held'}, {'fell out' if fell else 'stayed'}, deepest {depth:.2f} h/2, " \
+           f"{inverted} inverted"
     return text, held and fell and depth <= 1.0
+
+
+def _laundry(record):
+    # Issue 21: the laundry held until the release and fallen out after it, no cloth through
+    # cloth (no inverted face).
+    text, passed = _box_bagging(record)
+    return text, passed and int(record["summary"].get("max_inverted_faces", -1)) == 0
+
+
+def _cloth_folding(record):
+    # Issue 21: the folds finish without cloth passing through cloth; the layers and the area
+    # after the unfold are reported.
+    s = record["summary"]
+    inverted = int(s.get("max_inverted_faces", -1))
+    text = (f"layers {_value(s, 'layers_after_first_fold'):.2f} / {_value(s, 'layers_after_second_fold'):.2f} / "
+            f"{_value(s, 'final_layers'):.2f}, area {_value(s, 'final_area_ratio'):.2f}, {inverted} inverted")
+    return text, inverted == 0
 
 
 def _no_criterion(keys):
@@ -150,6 +169,8 @@ CRITERIA = {
     "sphere_into_sand": (_no_criterion(["penetration", "analytic_penetration"]), "none"),
     "hanging_cloth": (_threshold("error_vs_analytic", 0.05, "elongation error"), "issue 21: within 5%"),
     "box_bagging": (_box_bagging, "issue 21: held until the release, fell out, nothing deeper than h/2"),
+    "laundry": (_laundry, "issue 21: held until the release, fell out, no inverted face"),
+    "cloth_folding": (_cloth_folding, "issue 21: no cloth through cloth (no inverted face)"),
 }
 
 

@@ -95,6 +95,20 @@ PAPER_TABLES = {
         ("max_inverted_faces", "inverted faces", ".0f"),
         ("mean_contacts", "contacts", ".1f"),
     ],
+    "laundry": [
+        ("held_until_release", "held", _yes_no),
+        ("fell_out", "fell out", _yes_no),
+        ("laundry_final_z", "final height [m]", ".3f"),
+        ("max_inverted_faces", "inverted faces", ".0f"),
+        ("mean_contacts", "contacts", ".1f"),
+    ],
+    "cloth_folding": [
+        ("layers_after_first_fold", "layers, fold 1", ".2f"),
+        ("layers_after_second_fold", "layers, fold 2", ".2f", True),
+        ("final_layers", "layers, unfolded", ".2f", True),
+        ("final_area_ratio", "area, unfolded", ".2f", True),
+        ("max_inverted_faces", "inverted faces", ".0f"),
+    ],
     "liquid_transfer": [
         ("final_fraction_in_bin", "in the bin", _percent),
         ("final_fraction_spilled", "spilled", _percent),
@@ -239,6 +253,8 @@ PUBLISHED = {
     "close_lift_shake": [("zong2024convex", "Shake", 0.01, 3456, 10.0, 1940.0, 763.7, 1626),
                          ("yu2025async", "Shake ($N$ 10)", 0.01, 3456, 0.1, 231.1, 571.1, 576)],
     "box_bagging": [("yu2025async", "Box Bagging ($N$ 10)", 1.0 / 64.0, 2582, 5.0, 45.3, 19.6, 45)],
+    "laundry": [("yu2025async", "Laundry ($N$ 5)", 1.0 / 128.0, 14904, 5.0, 18.9, 163.4, 617)],
+    "cloth_folding": [("yu2025async", "T-shirt Folding ($N$ 4)", 1.0 / 128.0, 12160, 2.0, 21.5, 533.8, 1307)],
 }
 
 

@@ -32,7 +32,7 @@ const std::vector<ScenarioInfo>& RegisteredScenarios() {
       RollingSphereInfo(),     PyramidInfo(),        WedgeInfo(),          StackInfo(),          BlockOnSlabInfo(),
       HydrostaticColumnInfo(), SandPileInfo(),       FloatingBoxInfo(),    DoughTearingInfo(),   DamBreakInfo(),
       ColumnCollapseInfo(),    LiquidTransferInfo(), SandOnSphereInfo(),   SphereIntoSandInfo(), HangingClothInfo(),
-      BoxBaggingInfo(),        ClothFoldingInfo(),
+      BoxBaggingInfo(),        LaundryInfo(),        ClothFoldingInfo(),
   };
   return registry;
 }

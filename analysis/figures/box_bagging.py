@@ -1,9 +1,9 @@
-"""Box bagging: the boxes in the cloth cradle, held until two corners release (issue 21).
+"""Box bagging and laundry: the load in the cloth cradle, held until two corners release (issue 21).
 
     python3 -m analysis.figures.box_bagging RUN_DIR_OR_FILES... --out box_bagging.png
 
-One column per formulation. Top: the height of each box's centre and of the cloth's lowest
-vertex; the pins sag the cloth (to 0.5 s), wrap it (1.5–2.5 s) and two of them release at
+One column per run (formulation). Top: the height of each box's centre (box_bagging) or of the
+laundry cloth's centre of mass (laundry) and of the bag's lowest vertex; the pins sag the cloth (to 0.5 s), wrap it (1.5–2.5 s) and two of them release at
 release_time (dotted), after which the boxes should fall to the floor. Bottom: the deepest
 cloth particle inside a box against h/2 (dashed), the issue's bound.
 """
@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from ._command_line import figure_main, save_figure  # noqa: E402
 
 SCENARIO = "box_bagging"
+SCENARIOS = ("box_bagging", "laundry")  # the laundry's bag is the same; its load is a cloth
 
 
 def _title(run):
@@ -28,15 +29,18 @@ def _title(run):
 
 def plot(runs, out):
     """Draw the figure for the box_bagging runs among ``runs`` into ``out``."""
-    runs = sorted((run for run in runs if run.scenario == SCENARIO), key=lambda run: run.formulation)
+    runs = sorted((run for run in runs if run.scenario in SCENARIOS), key=lambda run: run.formulation)
     if not runs:
-        raise ValueError(f"no {SCENARIO} runs found")
+        raise ValueError(f"no {' or '.join(SCENARIOS)} runs found")
     fig, axes = plt.subplots(2, len(runs), figsize=(max(6.5, 4.2 * len(runs)), 6.5), sharex="col", sharey="row",
                              squeeze=False)
     for column, run in enumerate(runs):
         height_ax, depth_ax = axes[0][column], axes[1][column]
         for name, label, style in (("box0_z", "box 0", "-"), ("box1_z", "box 1", "-"),
-                                   ("lowest_cloth", "lowest cloth vertex", ":")):
+                                   ("laundry_z", "laundry (centre of mass)", "-"),
+                                   ("lowest_cloth", "lowest bag vertex", ":")):
+            if name not in run.series_names():
+                continue
             time, value = run.series(name)
             height_ax.plot(time, value, linestyle=style, linewidth=1.1, label=label)
         time, value = run.series("max_box_penetration")
@@ -52,7 +56,8 @@ def plot(runs, out):
         depth_ax.set_xlabel("time t [s]")
     axes[0][0].set_ylabel("height [m]")
     axes[1][0].set_ylabel("penetration [mm]")
-    save_figure(fig, "Two boxes in a cloth cradle; two corners release", out)
+    title = "Two boxes" if runs[0].scenario == "box_bagging" else "A second cloth"
+    save_figure(fig, f"{title} in a cloth cradle; two corners release", out)
 
 
 def main(argv=None):

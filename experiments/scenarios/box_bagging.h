@@ -17,4 +17,11 @@ namespace contactlab::experiments {
 
 ScenarioInfo BoxBaggingInfo();
 
+// laundry (issue 21; seed 002's laundry, [yu2025async] §VI-D, reduced as spec-sap-qn E8 proposes):
+// the same bag, with a second cloth (0.3 m square) in place of the boxes, held flat above the
+// bag by one corner pin and dropped into it after the sag; the bag wraps it and two corners
+// release. Measures: the laundry's centre of mass in the bag until the release and near the
+// floor at the end, the inverted faces of both cloths (cloth through cloth), contacts.
+ScenarioInfo LaundryInfo();
+
 }  // namespace contactlab::experiments

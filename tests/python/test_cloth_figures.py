@@ -40,3 +40,27 @@ def test_box_bagging_figure_and_criterion(contactlab_bin, tmp_path):
     verdict, text, _ = judge(read_run(run.path))
     assert verdict == "wrong" and "stayed" in text
     draw_figure("analysis.figures.box_bagging", [run.path], tmp_path / "bagging.png")
+
+
+def test_laundry_and_cloth_folding_figures_and_criteria(contactlab_bin, tmp_path):
+    from analysis.matrix import judge
+    from analysis.defaults_report import read_run
+
+    laundry = run_scenario(contactlab_bin, "laundry", tmp_path / "laundry.h5", "vertices_per_side=10",
+                           "laundry_vertices_per_side=6", "grid_spacing=0.04", "laundry_height=0.32",
+                           "drop_time=0.005", "duration=0.03", formulation="quasi_newton", scene_file=True)
+    assert {"held_until_release", "fell_out", "laundry_final_z", "max_inverted_faces"} <= set(laundry.summary)
+    assert {"laundry_z", "laundry_held", "inverted_faces", "lowest_cloth"} <= set(laundry.series_names())
+    verdict, text, _ = judge(read_run(laundry.path))
+    assert verdict == "wrong" and "stayed" in text  # the run ends before the release
+    draw_figure("analysis.figures.laundry", [laundry.path], tmp_path / "laundry.png")
+
+    folding = run_scenario(contactlab_bin, "cloth_folding", tmp_path / "folding.h5", "vertices_along_length=10",
+                           "vertices_along_width=8", "grid_spacing=0.04", "dt=0.005", "duration=0.1",
+                           formulation="quasi_newton", scene_file=True)
+    assert {"layers_after_first_fold", "layers_after_second_fold", "final_layers", "final_area_ratio",
+            "max_inverted_faces"} <= set(folding.summary)
+    assert {"mean_layers", "area_ratio", "inverted_faces"} <= set(folding.series_names())
+    verdict, text, _ = judge(read_run(folding.path))
+    assert verdict in ("correct", "wrong") and "inverted" in text
+    draw_figure("analysis.figures.cloth_folding", [folding.path], tmp_path / "folding.png")
