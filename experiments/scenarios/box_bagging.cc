@@ -48,16 +48,7 @@ class ClothCradle final : public Scenario {
         rigid::Pose{Vector3(0.0, 0.0, floor_z_), Eigen::Quaterniond::Identity()}));
     if (load_ == Load::kBoxes) AddBoxes(parameters, height, world);
     // The cloth, flat at `height`, centred on the z axis.
-    try {
-      world.materials.push_back(
-          mpm::MakeClothMaterial("cloth", parameters.GetDouble("density"), parameters.GetDouble("youngs_modulus"),
-                                 parameters.GetDouble("poisson_ratio"), parameters.GetDouble("normal_stiffness"),
-                                 parameters.GetDouble("shear_stiffness"), parameters.GetDouble("layer_friction")));
-    } catch (const std::invalid_argument& error) {
-      throw InputError(std::string("keys 'density', 'youngs_modulus', 'poisson_ratio', 'normal_stiffness', "
-                                   "'shear_stiffness', 'layer_friction': ") +
-                       error.what());
-    }
+    world.materials.push_back(MakeClothMaterialFromKeys(parameters));
     const int n = vertices_per_side;
     const mpm::ClothMesh mesh = mpm::RectangleCloth(side, side, n, n, Vector3(-0.5 * side, -0.5 * side, height),
                                                     Vector3::UnitX(), Vector3::UnitY());
@@ -255,34 +246,37 @@ std::unique_ptr<Scenario> MakeLaundry() {
 
 // The bag's keys, shared by box_bagging and laundry.
 std::vector<ParameterSpec> CradleSpecs() {
-  return {
-      {"cloth_size", 0.42, "m", "Side of the square cloth (42 cm, spec-sap-qn E7).", Positive()},
-      {"vertices_per_side", std::int64_t{30}, "1",
-       "Vertices along each side: 30 gives 900 vertices and 1,682 triangles, the 2,582 particles of seed 002's "
-       "Table I.",
-       Positive()},
-      {"thickness", 0.001, "m", "Thickness of the cloth (1 mm, spec-sap-qn 2.5).", Positive()},
-      {"density", 1500.0, "kg/m^3", "Density of the cloth ([yu2025async]).", Positive()},
-      {"youngs_modulus", 3.2e6, "Pa", "In-plane Young's modulus ([yu2025async]).", Positive()},
-      {"poisson_ratio", 0.4, "1", "In-plane Poisson's ratio ([yu2025async]).", InClosedRange(0.0, 0.49)},
-      {"normal_stiffness", 4e5, "Pa",
-       "Stiffness k of compression across the layer (the authors' code for bagging, spec-sap-qn 2.5).", Positive()},
-      {"shear_stiffness", 0.0, "Pa", "Stiffness gamma of shear across the layer (0, spec-sap-qn 2.5).", NonNegative()},
-      {"layer_friction", 0.0, "1", "Friction c_F between layers (0, spec-sap-qn 2.5).", NonNegative()},
-      {"cloth_height", 0.3, "m", "Height of the flat cloth and its pins at the start (spec-sap-qn E7).", Positive()},
-      {"sag_distance", 0.03 * std::sqrt(2.0), "m",
-       "How far each corner moves diagonally inward over [0, sag_time]: 3 cm along each axis, so that the corners "
-       "span a 0.36 m square and the cloth sags into a cradle (spec-sap-qn E7).",
-       NonNegative()},
-      {"sag_time", 0.5, "s", "Duration of the first inward move.", Positive()},
-      {"wrap_start", 1.5, "s", "Start of the second inward move, once the boxes lie in the cradle.", Positive()},
-      {"wrap_distance", 0.08, "m", "How far each corner moves diagonally inward to wrap the boxes (8 cm, E7).",
-       NonNegative()},
-      {"wrap_time", 1.0, "s", "Duration of the wrap (1 s, E7).", Positive()},
-      {"release_time", 3.0, "s", "When the two pins on the +x side let go.", Positive()},
-      {"floor_height", -0.2, "m", "Height of the floor the boxes fall onto, below the hanging cloth."},
-      {"floor_mu", 0.5, "1", "Friction coefficient of the floor.", NonNegative()},
-  };
+  std::vector<ParameterSpec> parameters = ClothMaterialSpecs(
+      {1500.0, 3.2e6, 0.4, 4e5, "[yu2025async]'s bag", "the authors' code for bagging, spec-sap-qn 2.5"});
+  for (ParameterSpec spec : std::vector<ParameterSpec>{
+           {"cloth_size", 0.42, "m", "Side of the square cloth (42 cm, spec-sap-qn E7).", Positive()},
+           {"vertices_per_side", std::int64_t{30}, "1",
+            "Vertices along each side: 30 gives 900 vertices and 1,682 triangles, the 2,582 particles of seed 002's "
+            "Table I.",
+            Positive()},
+           {"cloth_height", 0.3, "m", "Height of the flat cloth and its pins at the start (spec-sap-qn E7).",
+            Positive()},
+           {"sag_distance", 0.03 * std::sqrt(2.0), "m",
+            "How far each corner moves diagonally inward over [0, sag_time]: 3 cm along each axis, so that the corners "
+            "span a 0.36 m square and the cloth sags into a cradle (spec-sap-qn E7).",
+            NonNegative()},
+           {"sag_time", 0.5, "s", "Duration of the first inward move.", Positive()},
+           {"wrap_start", 1.5, "s", "Start of the second inward move, once the boxes lie in the cradle.", Positive()},
+           {"wrap_distance", 0.08, "m", "How far each corner moves diagonally inward to wrap the boxes (8 cm, E7).",
+            NonNegative()},
+           {"wrap_time", 1.0, "s", "Duration of the wrap (1 s, E7).", Positive()},
+           {"release_time", 3.0, "s", "When the two pins on the +x side let go.", Positive()},
+           {"floor_height", -0.2, "m", "Height of the floor the boxes fall onto, below the hanging cloth."},
+           {"floor_mu", 0.5, "1", "Friction coefficient of the floor.", NonNegative()},
+
+           GravitySpec(),
+           GridSpacingSpec(1.0 / 64.0),
+           TimeStepSpec(0.005),
+           DurationSpec(4.0),
+       }) {
+    parameters.push_back(std::move(spec));
+  }
+  return parameters;
 }
 
 }  // namespace
@@ -296,10 +290,6 @@ ScenarioInfo BoxBaggingInfo() {
            {"box_gap", 0.02, "m", "Gap between the two boxes along x.", NonNegative()},
            {"drop_height", 0.03, "m", "Height of the boxes' bottoms above the flat cloth at the start (3 cm, E7).",
             Positive()},
-           GravitySpec(),
-           GridSpacingSpec(1.0 / 64.0),
-           TimeStepSpec(0.005),
-           DurationSpec(4.0),
 
        }) {
     parameters.push_back(std::move(spec));
@@ -327,10 +317,6 @@ ScenarioInfo LaundryInfo() {
             Positive()},
            {"fall_out_height", 0.1, "m",
             "The laundry has fallen out when its centre of mass ends within this height of the floor.", Positive()},
-           GravitySpec(),
-           GridSpacingSpec(1.0 / 64.0),
-           TimeStepSpec(0.005),
-           DurationSpec(4.0),
 
        }) {
     parameters.push_back(std::move(spec));

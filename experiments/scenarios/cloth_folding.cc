@@ -47,16 +47,7 @@ class ClothFolding final : public Scenario {
     world.bodies.push_back(rigid::MakeStaticBody(
         "table", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, parameters.GetDouble("table_mu")}},
         rigid::Pose{}));
-    try {
-      world.materials.push_back(
-          mpm::MakeClothMaterial("cloth", parameters.GetDouble("density"), parameters.GetDouble("youngs_modulus"),
-                                 parameters.GetDouble("poisson_ratio"), parameters.GetDouble("normal_stiffness"),
-                                 parameters.GetDouble("shear_stiffness"), parameters.GetDouble("layer_friction")));
-    } catch (const std::invalid_argument& error) {
-      throw InputError(std::string("keys 'density', 'youngs_modulus', 'poisson_ratio', 'normal_stiffness', "
-                                   "'shear_stiffness', 'layer_friction': ") +
-                       error.what());
-    }
+    world.materials.push_back(MakeClothMaterialFromKeys(parameters));
     // Flat on the table: its particles on the surface (φ = 0), centred on the origin.
     const mpm::ClothMesh mesh = mpm::RectangleCloth(
         length_, width_, nx, ny, Vector3(-0.5 * length_, -0.5 * width_, 0.0), Vector3::UnitX(), Vector3::UnitY());
@@ -211,42 +202,38 @@ std::unique_ptr<Scenario> MakeClothFolding() {
 }  // namespace
 
 ScenarioInfo ClothFoldingInfo() {
+  std::vector<ParameterSpec> parameters = ClothMaterialSpecs(
+      {1000.0, 1e5, 0.3, 1e5, "[yu2025async]'s T-shirt", "the authors' code for the T-shirt, spec-sap-qn 2.5"});
+  for (ParameterSpec spec : std::vector<ParameterSpec>{
+           {"cloth_length", 0.6, "m", "Length L of the cloth along x (spec-sap-qn E9: 0.6 m).", Positive()},
+           {"cloth_width", 0.4, "m", "Width W of the cloth along y (E9: 0.4 m).", Positive()},
+           {"vertices_along_length", std::int64_t{70}, "1", "Vertices along x (E9: 70).", Positive()},
+           {"vertices_along_width", std::int64_t{60}, "1",
+            "Vertices along y (E9: 60; 4,200 vertices, 8,142 triangles).", Positive()},
+           {"table_mu", 0.5, "1", "Friction coefficient of the table (E9).", NonNegative()},
+           {"lift_height", 0.06, "m", "How high a gripper lifts its edge before carrying it.", Positive()},
+           {"lower_height", 0.05, "m", "How far a gripper lowers its edge before letting go.", Positive()},
+           {"rise_time", 0.25, "s", "Duration of each lift and each lowering.", Positive()},
+           {"first_fold_time", 1.5, "s", "Duration of the carry of the first fold (and of its reverse).", Positive()},
+           {"second_fold_time", 1.0, "s", "Duration of the carry of the second fold (and of its reverse).", Positive()},
+           {"pause_time", 0.3, "s",
+            "Rest before each grasp and after the last release; the layers are read halfway through the pause after "
+            "each fold.",
+            Positive()},
+           {"layer_interval", 0.05, "s", "Interval of the layer and area measurements.", Positive()},
+           GravitySpec(),
+           GridSpacingSpec(1.0 / 128.0),
+           TimeStepSpec(0.002),
+           DurationSpec(9.5),
+
+       }) {
+    parameters.push_back(std::move(spec));
+  }
   return ScenarioInfo{
       "cloth_folding",
       "a rectangular cloth folded twice by kinematic grippers (pins) on a table and unfolded: layers, area, "
       "inverted faces (seed 002, issue 21)",
-      {
-          {"cloth_length", 0.6, "m", "Length L of the cloth along x (spec-sap-qn E9: 0.6 m).", Positive()},
-          {"cloth_width", 0.4, "m", "Width W of the cloth along y (E9: 0.4 m).", Positive()},
-          {"vertices_along_length", std::int64_t{70}, "1", "Vertices along x (E9: 70).", Positive()},
-          {"vertices_along_width", std::int64_t{60}, "1", "Vertices along y (E9: 60; 4,200 vertices, 8,142 triangles).",
-           Positive()},
-          {"thickness", 0.001, "m", "Thickness of the cloth (1 mm, spec-sap-qn 2.5).", Positive()},
-          {"density", 1000.0, "kg/m^3", "Density of the cloth ([yu2025async]'s T-shirt).", Positive()},
-          {"youngs_modulus", 1e5, "Pa", "In-plane Young's modulus ([yu2025async]'s T-shirt).", Positive()},
-          {"poisson_ratio", 0.3, "1", "In-plane Poisson's ratio ([yu2025async]'s T-shirt).", InClosedRange(0.0, 0.49)},
-          {"normal_stiffness", 1e5, "Pa",
-           "Stiffness k of compression across the layer (the authors' code for the T-shirt, spec-sap-qn 2.5).",
-           Positive()},
-          {"shear_stiffness", 0.0, "Pa", "Stiffness gamma of shear across the layer (0, spec-sap-qn 2.5).",
-           NonNegative()},
-          {"layer_friction", 0.0, "1", "Friction c_F between layers (0, spec-sap-qn 2.5).", NonNegative()},
-          {"table_mu", 0.5, "1", "Friction coefficient of the table (E9).", NonNegative()},
-          {"lift_height", 0.06, "m", "How high a gripper lifts its edge before carrying it.", Positive()},
-          {"lower_height", 0.05, "m", "How far a gripper lowers its edge before letting go.", Positive()},
-          {"rise_time", 0.25, "s", "Duration of each lift and each lowering.", Positive()},
-          {"first_fold_time", 1.5, "s", "Duration of the carry of the first fold (and of its reverse).", Positive()},
-          {"second_fold_time", 1.0, "s", "Duration of the carry of the second fold (and of its reverse).", Positive()},
-          {"pause_time", 0.3, "s",
-           "Rest before each grasp and after the last release; the layers are read halfway through the pause after "
-           "each fold.",
-           Positive()},
-          {"layer_interval", 0.05, "s", "Interval of the layer and area measurements.", Positive()},
-          GravitySpec(),
-          GridSpacingSpec(1.0 / 128.0),
-          TimeStepSpec(0.002),
-          DurationSpec(9.5),
-      },
+      parameters,
       &MakeClothFolding,
       {"vertices_along_length=10", "vertices_along_width=8", "grid_spacing=0.04", "pause_time=0.01", "duration=0.01",
        "dt=0.005"}};

@@ -164,6 +164,34 @@ mpm::Material MakeElasticMaterial(const ParameterSet& parameters, const std::str
                            parameters.GetDouble(prefix + "poisson_ratio"));
 }
 
+std::vector<ParameterSpec> ClothMaterialSpecs(const ClothDefaults& defaults) {
+  return {
+      {"thickness", 0.001, "m", "Thickness t of the cloth (1 mm, spec-sap-qn 2.5).", Positive()},
+      {"density", defaults.density, "kg/m^3", "Density of the cloth's material (" + defaults.source + ").", Positive()},
+      {"youngs_modulus", defaults.youngs_modulus, "Pa", "In-plane Young's modulus (" + defaults.source + ").",
+       Positive()},
+      {"poisson_ratio", defaults.poisson_ratio, "1", "In-plane Poisson's ratio (" + defaults.source + ").",
+       InClosedRange(0.0, 0.49)},
+      {"normal_stiffness", defaults.normal_stiffness, "Pa",
+       "Stiffness k of compression across the layer ([jiang2017cloth]; " + defaults.normal_stiffness_source + ").",
+       Positive()},
+      {"shear_stiffness", 0.0, "Pa", "Stiffness gamma of shear across the layer (0, spec-sap-qn 2.5).", NonNegative()},
+      {"layer_friction", 0.0, "1", "Friction c_F between layers (0, spec-sap-qn 2.5).", NonNegative()},
+  };
+}
+
+mpm::Material MakeClothMaterialFromKeys(const ParameterSet& parameters) {
+  try {
+    return mpm::MakeClothMaterial("cloth", parameters.GetDouble("density"), parameters.GetDouble("youngs_modulus"),
+                                  parameters.GetDouble("poisson_ratio"), parameters.GetDouble("normal_stiffness"),
+                                  parameters.GetDouble("shear_stiffness"), parameters.GetDouble("layer_friction"));
+  } catch (const std::invalid_argument& error) {
+    throw InputError(std::string("keys 'density', 'youngs_modulus', 'poisson_ratio', 'normal_stiffness', "
+                                 "'shear_stiffness', 'layer_friction': ") +
+                     error.what());
+  }
+}
+
 double Mean(const std::vector<double>& values) {
   if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
   double sum = 0.0;

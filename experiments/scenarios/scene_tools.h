@@ -106,6 +106,19 @@ mpm::Material MakeElasticMaterial(const ParameterSet& parameters, const std::str
 // from it); InputError naming the keys when the model rejects them.
 mpm::Material MakeSandMaterial(const ParameterSet& parameters, double friction_angle_degrees);
 
+// The cloth's keys (mpm/cloth_particles.h): thickness, density, youngs_modulus, poisson_ratio,
+// normal_stiffness, shear_stiffness (0) and layer_friction (0), with the given defaults and
+// where each comes from (`source`, e.g. "[yu2025async]'s T-shirt").
+struct ClothDefaults {
+  double density, youngs_modulus, poisson_ratio, normal_stiffness;
+  std::string source;                   // of density, E and ν
+  std::string normal_stiffness_source;  // of k
+};
+std::vector<ParameterSpec> ClothMaterialSpecs(const ClothDefaults& defaults);
+// The cloth material ("cloth") those keys describe; InputError naming the keys when the model
+// rejects them.
+mpm::Material MakeClothMaterialFromKeys(const ParameterSet& parameters);
+
 // Least-squares slope of y(t) [unit of y per s]; NaN with fewer than two distinct times.
 double FitSlope(const std::vector<double>& times, const std::vector<double>& values);
 
