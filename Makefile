@@ -21,7 +21,7 @@ CONTACTLAB := $(BUILD_DIR)/experiments/contactlab
 
 SANITIZE_BUILD_DIR ?= build-sanitize
 
-.PHONY: all deps configure build test test-sanitize format format-check demo validate sweeps materials defaults paper \
+.PHONY: all deps configure build test test-sanitize format format-check demo validate sweeps materials cloth defaults paper \
   paper-quick bench clean
 
 all: build
@@ -80,6 +80,15 @@ materials: build
 	$(PYTHON) -m analysis.figures.sand_on_sphere results/sweeps/sand_on_sphere --out results/figures/sand_on_sphere.png
 	$(PYTHON) -m analysis.figures.sphere_into_sand results/sweeps/sphere_into_sand \
 	  --out results/figures/sphere_into_sand.png
+
+cloth: build
+	@mkdir -p results/figures
+	for sweep in hanging_cloth box_bagging; do \
+	  OMP_NUM_THREADS=1 $(CONTACTLAB) sweep run data/sweeps/$$sweep.toml -j $(JOBS) --out-dir results/sweeps/$$sweep \
+	  || exit 1; \
+	done
+	$(PYTHON) -m analysis.figures.hanging_cloth results/sweeps/hanging_cloth --out results/figures/hanging_cloth.png
+	$(PYTHON) -m analysis.figures.box_bagging results/sweeps/box_bagging --out results/figures/box_bagging.png
 
 defaults: build
 	for sweep in incline_block wedge ball_on_slope squeezed_cube pyramid close_lift_shake; do \
