@@ -1,6 +1,9 @@
 #include "mpm/cloth_particles.h"
 
+#include <algorithm>
 #include <stdexcept>
+
+#include <Eigen/SVD>
 #include <string>
 
 namespace contactlab::mpm {
@@ -39,6 +42,10 @@ ClothRange AddCloth(const ClothMesh& mesh, double thickness, int material, const
                                       range.first_vertex_particle + triangle[1],
                                       range.first_vertex_particle + triangle[2]});
     faces.rest_inverse.push_back(rest.rest_inverse[e]);
+    // σ_min(D_m) = 1 / σ_max(D_m⁻¹).
+    faces.shortest_rest_dimension =
+        std::min(faces.shortest_rest_dimension,
+                 1.0 / Eigen::JacobiSVD<Eigen::Matrix2d>(rest.rest_inverse[e]).singularValues()[0]);
     faces.volume.push_back(4.0 * rest.face_volume[e]);  // the triangle's A t
   }
   return range;

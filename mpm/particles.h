@@ -23,6 +23,9 @@ struct ClothFaces {
   std::vector<std::array<int, 3>> vertex_particles;  // its vertices, counter-clockwise about the normal
   std::vector<Eigen::Matrix2d> rest_inverse;         // D_m⁻¹ (mpm/cloth_mesh.h)
   std::vector<double> volume;                        // quadrature volume of the triangle's energy, A t [m³]
+  // The shortest rest dimension σ_min(D_m) over the triangles [m] (mpm::AddCloth keeps it):
+  // what an explicit step's in-plane waves cross.
+  double shortest_rest_dimension = std::numeric_limits<double>::infinity();
   std::size_t size() const { return face_particle.size(); }
   bool empty() const { return face_particle.empty(); }
 };

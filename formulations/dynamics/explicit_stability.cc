@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <limits>
 
-#include <Eigen/SVD>
-
 #include "mpm/constitutive/cloth.h"
 
 namespace contactlab::dynamics {
@@ -27,14 +25,9 @@ double BodyRadius(const rigid::RigidBody& body) {
 }
 
 double ShortestClothLength(const mpm::Particles& particles) {
-  // A triangle's in-plane waves cross it in ℓ/c with ℓ = σ_min(D_m) = 1/σ_max(D_m⁻¹), the
-  // shortest of its rest dimensions.
-  double shortest = std::numeric_limits<double>::infinity();
-  for (const Eigen::Matrix2d& rest_inverse : particles.cloth_faces.rest_inverse) {
-    const double largest = Eigen::JacobiSVD<Eigen::Matrix2d>(rest_inverse).singularValues()[0];
-    shortest = std::min(shortest, 1.0 / largest);
-  }
-  return shortest;
+  // A triangle's in-plane waves cross it in ℓ/c with ℓ = σ_min(D_m), the shortest of its rest
+  // dimensions; the rest data do not change, so mpm::AddCloth keeps the smallest.
+  return particles.cloth_faces.shortest_rest_dimension;
 }
 
 ExplicitSpeeds MeasureExplicitSpeeds(const World& world) {
