@@ -83,11 +83,12 @@ materials: build
 
 cloth: build
 	@mkdir -p results/figures
-	for sweep in hanging_cloth box_bagging; do \
+	for sweep in hanging_cloth draped_sphere box_bagging; do \
 	  OMP_NUM_THREADS=1 $(CONTACTLAB) sweep run data/sweeps/$$sweep.toml -j $(JOBS) --out-dir results/sweeps/$$sweep \
 	  || exit 1; \
 	done
 	$(PYTHON) -m analysis.figures.hanging_cloth results/sweeps/hanging_cloth --out results/figures/hanging_cloth.png
+	$(PYTHON) -m analysis.figures.draped_sphere results/sweeps/draped_sphere --out results/figures/draped_sphere.png
 	$(PYTHON) -m analysis.figures.box_bagging results/sweeps/box_bagging --out results/figures/box_bagging.png
 
 defaults: build

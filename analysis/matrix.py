@@ -121,6 +121,18 @@ def _box_bagging(record):
     return text, held and fell and depth <= 1.0
 
 
+def _draped_sphere(record):
+    # Issue 21: friction holds the strip above the threshold (slip below h/2) and lets the other
+    # slide as the heavy capstan predicts, within the slips at radii R -+ h/2.
+    s = record["summary"]
+    held, predicted = bool(s.get("held")), bool(s.get("slid_as_predicted"))
+    low, high = 1e3 * _value(s, "analytic_sliding_slip_low"), 1e3 * _value(s, "analytic_sliding_slip_high")
+    text = (f"holding slip {_value(s, 'holding_slip_over_half_h'):.2f} h/2, sliding "
+            f"{1e3 * _value(s, 'sliding_slip'):.1f} mm (capstan {1e3 * _value(s, 'analytic_sliding_slip'):.1f}, "
+            f"{low:.1f} to {high:.1f})")
+    return text, held and predicted
+
+
 def _laundry(record):
     # Issue 21: the laundry held until the release and fallen out after it, no cloth through
     # cloth (no inverted face).
@@ -168,6 +180,7 @@ CRITERIA = {
     "sand_on_sphere": (_no_criterion(["displacement", "turn"]), "none"),
     "sphere_into_sand": (_no_criterion(["penetration", "analytic_penetration"]), "none"),
     "hanging_cloth": (_threshold("error_vs_analytic", 0.05, "elongation error"), "issue 21: within 5%"),
+    "draped_sphere": (_draped_sphere, "issue 21: holds above mu* (slip < h/2), slides as the capstan below it"),
     "box_bagging": (_box_bagging, "issue 21: held until the release, fell out, nothing deeper than h/2"),
     "laundry": (_laundry, "issue 21: held until the release, fell out, no inverted face"),
     "cloth_folding": (_cloth_folding, "issue 21: no cloth through cloth (no inverted face)"),

@@ -88,6 +88,14 @@ PAPER_TABLES = {
         ("pin_force_error", "pin force error", _percent),
         ("largest_out_of_plane", "out of plane [m]", ".1e"),
     ],
+    "draped_sphere": [
+        ("threshold_mu", r"$\mu^*$", ".3f"),
+        ("holding_slip_over_half_h", r"holding slip / ($h$/2)", ".2f"),
+        ("sliding_slip", "sliding slip [m]", ".4f"),
+        ("analytic_sliding_slip", "capstan [m]", ".4f"),
+        ("sliding_slip_error", "error", _percent),
+        ("slid_as_predicted", r"within $R \pm h/2$", _yes_no),
+    ],
     "box_bagging": [
         ("held_until_release", "held", _yes_no),
         ("fell_out", "fell out", _yes_no),

@@ -9,6 +9,7 @@
 #include "experiments/scenarios/dam_break.h"
 #include "experiments/scenarios/dough_rolling.h"
 #include "experiments/scenarios/dough_tearing.h"
+#include "experiments/scenarios/draped_sphere.h"
 #include "experiments/scenarios/floating_box.h"
 #include "experiments/scenarios/hanging_cloth.h"
 #include "experiments/scenarios/hydrostatic_column.h"
@@ -32,7 +33,7 @@ const std::vector<ScenarioInfo>& RegisteredScenarios() {
       RollingSphereInfo(),     PyramidInfo(),        WedgeInfo(),          StackInfo(),          BlockOnSlabInfo(),
       HydrostaticColumnInfo(), SandPileInfo(),       FloatingBoxInfo(),    DoughTearingInfo(),   DamBreakInfo(),
       ColumnCollapseInfo(),    LiquidTransferInfo(), SandOnSphereInfo(),   SphereIntoSandInfo(), HangingClothInfo(),
-      BoxBaggingInfo(),        LaundryInfo(),        ClothFoldingInfo(),
+      BoxBaggingInfo(),        LaundryInfo(),        ClothFoldingInfo(),   DrapedSphereInfo(),
   };
   return registry;
 }

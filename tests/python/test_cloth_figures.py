@@ -64,3 +64,24 @@ def test_laundry_and_cloth_folding_figures_and_criteria(contactlab_bin, tmp_path
     verdict, text, _ = judge(read_run(folding.path))
     assert verdict in ("correct", "wrong") and "inverted" in text
     draw_figure("analysis.figures.cloth_folding", [folding.path], tmp_path / "folding.png")
+
+
+def test_draped_sphere_figure_and_criterion(contactlab_bin, tmp_path):
+    from analysis.matrix import judge
+    from analysis.defaults_report import read_run
+
+    run = run_scenario(contactlab_bin, "draped_sphere", tmp_path / "draped.h5", "mesh_spacing=0.01",
+                       "grid_spacing=0.02", "duration=0.05", formulation="hybrid_impulse", scene_file=True)
+    s = run.summary
+    assert {"threshold_mu", "holding_mu", "sliding_mu", "held", "holding_slip_over_half_h", "sliding_slip",
+            "analytic_sliding_slip", "analytic_sliding_slip_low", "analytic_sliding_slip_high", "slid_as_predicted",
+            "sliding_slip_error", "error_vs_analytic"} <= set(s)
+    assert abs(s["holding_mu"] / s["threshold_mu"] - 1.3) < 1e-12
+    assert abs(s["sliding_mu"] / s["threshold_mu"] - 0.7) < 1e-12
+    # The closed form: the holding strip at rest, the sliding one started, a larger radius slower.
+    _, analytic = run.analytic("slip")
+    assert all(v[0] == 0.0 for v in analytic) and analytic[-1][1] > 0.0
+    assert 0.0 < s["analytic_sliding_slip_low"] < s["analytic_sliding_slip"] < s["analytic_sliding_slip_high"]
+    verdict, text, _ = judge(read_run(run.path))
+    assert verdict in ("correct", "wrong") and "holding slip" in text
+    draw_figure("analysis.figures.draped_sphere", [run.path], tmp_path / "draped.png")
