@@ -193,16 +193,20 @@ class DrapedSphere final : public Scenario {
                              "contact surface may sit)",
                              {"outer", "inner"});
     recorder.DeclareSeries("max_speed", "m/s", "largest vertex speed of each strip", strips);
+    recorder.DeclareSeries("max_penetration", "m", "deepest vertex of each strip inside its sphere (R - |x - c|)",
+                           strips);
     recorder.DeclareSeries("contacts", "1", "contact points reported by the formulation");
   }
 
   void Observe(const World& world, const StepReport& report, RunRecorder& recorder) override {
     const double t = world.time;
-    std::array<double, 2> slip{}, speed{};
+    std::array<double, 2> slip{}, speed{}, depth{};
     for (int k = 0; k < 2; ++k) {
       slip[k] = paths_[k].CoordinateOf(MarkedRowPosition(world.particles, k)) - start_coordinate_[k];
       for (int v = 0; v < vertices_[k][1]; ++v) {
-        speed[k] = std::max(speed[k], world.particles.velocity[vertices_[k][0] + v].norm());
+        const int p = vertices_[k][0] + v;
+        speed[k] = std::max(speed[k], world.particles.velocity[p].norm());
+        depth[k] = std::max(depth[k], paths_[k].radius - (world.particles.position[p] - paths_[k].center).norm());
       }
       analytic_slip_[k] = analytic_[k].At(t);
     }
@@ -210,6 +214,8 @@ class DrapedSphere final : public Scenario {
     recorder.AppendAnalytic("slip", t, {analytic_slip_[0], analytic_slip_[1]});
     recorder.AppendAnalytic("sliding_slip_band", t, {band_[0].At(t), band_[1].At(t)});
     recorder.AppendSeries("max_speed", t, {speed[0], speed[1]});
+    recorder.AppendSeries("max_penetration", t, {depth[0], depth[1]});
+    deepest_ = std::max({deepest_, depth[0], depth[1]});
     recorder.AppendSeries("contacts", t, {static_cast<double>(report.contacts)});
     largest_holding_slip_ = std::max(largest_holding_slip_, std::abs(slip[0]));
     final_slip_ = slip;
@@ -237,6 +243,7 @@ class DrapedSphere final : public Scenario {
     recorder.SetSummary("sliding_slip_error", error);
     recorder.SetSummary("error_vs_analytic", std::abs(error));
     recorder.SetSummary("mean_contacts", Mean(contacts_));
+    recorder.SetSummary("max_penetration", deepest_);
     recorder.SetSummary("faces_per_strip", std::int64_t{faces_per_strip_});
     recorder.SetSummary("vertices_per_strip", std::int64_t{vertices_[0][1]});
   }
@@ -254,7 +261,7 @@ class DrapedSphere final : public Scenario {
   std::array<double, 2> mu_{}, start_coordinate_{}, final_slip_{}, analytic_slip_{};
   std::vector<AnalyticSlip> analytic_, band_;  // band_: the sliding strip at R + h/2, R − h/2
   std::vector<double> contacts_;
-  double final_time_ = 0.0;
+  double final_time_ = 0.0, deepest_ = 0.0;
   double threshold_mu_ = 0.0, half_grid_spacing_ = 0.0, line_density_ = 0.0, largest_holding_slip_ = 0.0;
   int faces_per_strip_ = 0;
 };
