@@ -44,11 +44,16 @@ struct DrapedPath {
   }
 };
 
+// b = 2 μ R / (1 + μ²) of the closed form (draped_sphere.h): the arc's own weight, per unit λ g.
+double ArcWeightTerm(double radius, double mu) {
+  return 2.0 * mu * radius / (1.0 + mu * mu);
+}
+
 // Per unit λ, the arc's normal force per length n(φ)/λ = T/(λR) + g cos φ − v²/R along the
 // slipping strip is non-negative at 33 points of [−π/2, π/2].
 bool StripTouchesArc(double long_length, double short_length, double speed, double acceleration, double radius,
                      double mu, double g) {
-  const double b = 2.0 * mu * radius / (1.0 + mu * mu);
+  const double b = ArcWeightTerm(radius, mu);
   const double drift = (radius * acceleration - mu * speed * speed) / mu;
   const double c = (short_length * (g + acceleration) + g * b + drift) * std::exp(0.5 * mu * kPi);
   for (int k = 0; k <= 32; ++k) {
@@ -274,7 +279,7 @@ std::unique_ptr<Scenario> MakeDrapedSphere() {
 
 double DrapedStripAcceleration(double long_length, double short_length, double speed, double radius, double mu,
                                double gravity) {
-  const double e = std::exp(mu * kPi), b = 2.0 * mu * radius / (1.0 + mu * mu);
+  const double e = std::exp(mu * kPi), b = ArcWeightTerm(radius, mu);
   return (gravity * (long_length - b - e * (short_length + b)) + (e - 1.0) * speed * speed) /
          (long_length + e * short_length + (e - 1.0) * radius / mu);
 }
@@ -282,7 +287,7 @@ double DrapedStripAcceleration(double long_length, double short_length, double s
 double DrapedStripThreshold(double long_length, double short_length, double radius) {
   // L₁ − b − E (L₂ + b) falls with μ on [0, 1] (b and E rise), from L₁ − L₂ > 0 at μ = 0.
   const auto margin = [&](double mu) {
-    const double e = std::exp(mu * kPi), b = 2.0 * mu * radius / (1.0 + mu * mu);
+    const double e = std::exp(mu * kPi), b = ArcWeightTerm(radius, mu);
     return long_length - b - e * (short_length + b);
   };
   double low = 0.0, high = 1.0;
