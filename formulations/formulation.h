@@ -183,7 +183,7 @@ class UsedChoiceTracker {
  public:
   // `occasion` names what one Observe counts: "steps", "contacts".
   UsedChoiceTracker(std::string key, std::vector<std::string> members, std::string occasion, std::string rule);
-  void Observe(int member) { ++counts_.at(static_cast<std::size_t>(member)); }
+  void Observe(int member, long long times = 1) { counts_.at(static_cast<std::size_t>(member)) += times; }
   bool observed() const;
   UsedParameter used() const;
 

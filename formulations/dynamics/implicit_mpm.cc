@@ -177,6 +177,27 @@ UsedChoiceTracker PlasticityTimingTracker(const std::string& key) {
                            "in_step in the steps where a material used its step energy, after_step otherwise");
 }
 
+const ChoiceTable<FreeMotionTangent>& FreeMotionTangentNames() {
+  static const ChoiceTable<FreeMotionTangent> names = {{"auto", FreeMotionTangent::kAuto},
+                                                       {"projected", FreeMotionTangent::kProjected}};
+  return names;
+}
+
+ParameterSpec FreeMotionTangentSpec(const std::string& key) {
+  return {key, std::string("auto"), "",
+          "Tangent dP/dF of the free motion's Newton directions. auto: the exact tangent wherever the whole Hessian "
+          "it gives is positive definite (quadratic convergence near the minimizer), the PSD-projected one (spec Z3) "
+          "where not; projected: always projected. Same minimizer and stopping rule; the contact problem's A is the "
+          "projected Hessian either way.",
+          OneOf(ChoiceNames(FreeMotionTangentNames()))};
+}
+
+UsedChoiceTracker FreeMotionTangentTracker(const std::string& key) {
+  return UsedChoiceTracker(key, {"exact", "projected"}, "Newton directions",
+                           "auto: exact where M + dt^2 K_exact factors as positive definite with a downhill "
+                           "direction, projected otherwise");
+}
+
 template <typename Visitor>
 void ImplicitMpm::ForEachGroupColored(Visitor&& visit) const {
   // The grid's colouring: particle blocks of one colour write disjoint stencil nodes.
@@ -593,10 +614,15 @@ Vector3 ImplicitMpm::free_components(int active_node) const {
 }
 
 std::vector<contact::WallImpulse> ImplicitMpm::FinishGridBoundary(Eigen::VectorXd& velocity,
-                                                                  const std::vector<rigid::RigidBody>& bodies) const {
+                                                                  const std::vector<rigid::RigidBody>& bodies,
+                                                                  const Eigen::VectorXd* model_gradient,
+                                                                  const Eigen::VectorXd* other_impulses) const {
   std::vector<contact::WallImpulse> impulses(bodies.size());
   if (wall_nodes_.empty()) return impulses;
-  const Eigen::VectorXd gradient = UnconstrainedGradient(velocity);
+  if (model_gradient != nullptr) RequireVelocitySize(*model_gradient, num_dofs(), "FinishGridBoundary");
+  if (other_impulses != nullptr) RequireVelocitySize(*other_impulses, num_dofs(), "FinishGridBoundary");
+  Eigen::VectorXd gradient = model_gradient != nullptr ? *model_gradient : UnconstrainedGradient(velocity);
+  if (other_impulses != nullptr) gradient -= *other_impulses;
   // Each fixed component's reaction goes to the first wall record that fixes it.
   std::vector<std::uint8_t> claimed(num_active_nodes(), 0);
   for (std::size_t k = 0; k < wall_nodes_.size(); ++k) {
@@ -620,6 +646,11 @@ std::vector<contact::WallImpulse> ImplicitMpm::FinishGridBoundary(Eigen::VectorX
     total.angular += (wall.position - bodies[wall.body].pose.position).cross(-impulse_on_node);
   }
   return impulses;
+}
+
+Eigen::VectorXd ImplicitMpm::ModelGradient(const Eigen::VectorXd& about, const Eigen::VectorXd& velocity) const {
+  RequireVelocitySize(velocity, num_dofs(), "ModelGradient");
+  return UnconstrainedGradient(about) + UnconstrainedHessian(about, StressTangent::kProjected) * (velocity - about);
 }
 
 Eigen::VectorXd ImplicitMpm::Gradient(const Eigen::VectorXd& velocity) const {
@@ -735,6 +766,23 @@ void ImplicitMpm::AddGroupStiffness(const CellGroup& group, const Eigen::VectorX
 }
 
 SparseMatrix ImplicitMpm::Hessian(const Eigen::VectorXd& velocity, StressTangent tangent) const {
+  SparseMatrix hessian = UnconstrainedHessian(velocity, tangent);
+  // Wall constraints: fixed components keep only their diagonal.
+  if (!constrained_mask_.empty()) {
+    double* values = hessian.valuePtr();
+    const int* outer = hessian.outerIndexPtr();
+    const int* inner = hessian.innerIndexPtr();
+    for (int column = 0; column < hessian.cols(); ++column) {
+      const bool column_fixed = IsConstrainedDof(column);
+      for (int k = outer[column]; k < outer[column + 1]; ++k) {
+        if (inner[k] != column && (column_fixed || IsConstrainedDof(inner[k]))) values[k] = 0.0;
+      }
+    }
+  }
+  return hessian;
+}
+
+SparseMatrix ImplicitMpm::UnconstrainedHessian(const Eigen::VectorXd& velocity, StressTangent tangent) const {
   RequireVelocitySize(velocity, num_dofs(), "Hessian");
   SparseMatrix hessian = hessian_pattern_;
   double* values = hessian.valuePtr();
@@ -767,27 +815,14 @@ SparseMatrix ImplicitMpm::Hessian(const Eigen::VectorXd& velocity, StressTangent
   //     matrices with sorted rows keeps its rows sorted).
   if (!cloth_.empty()) {
     hessian = SparseMatrix(hessian + cloth_.Stiffness(velocity, tangent == StressTangent::kProjected));
-    values = hessian.valuePtr();
-  }
-
-  // 3. Wall constraints: fixed components keep only their diagonal.
-  if (!constrained_mask_.empty()) {
-    const int* outer = hessian.outerIndexPtr();
-    const int* inner = hessian.innerIndexPtr();
-    for (int column = 0; column < hessian.cols(); ++column) {
-      const bool column_fixed = IsConstrainedDof(column);
-      for (int k = outer[column]; k < outer[column + 1]; ++k) {
-        if (inner[k] != column && (column_fixed || IsConstrainedDof(inner[k]))) values[k] = 0.0;
-      }
-    }
   }
   return hessian;
 }
 
 solvers::SolverSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& options,
                                                     linear_algebra::SparseCholesky& cholesky,
-                                                    Eigen::VectorXd& free_motion_velocity,
-                                                    SparseMatrix& hessian) const {
+                                                    Eigen::VectorXd& free_motion_velocity, SparseMatrix& hessian,
+                                                    FreeMotionDirections* directions) const {
   const Clock::time_point solve_start = Clock::now();
   solvers::SolverSummary summary;
   Eigen::VectorXd velocity = start_velocity_;
@@ -843,8 +878,10 @@ solvers::SolverSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& op
     return summary;
   }
 
-  // Nonlinear models: Newton with the PSD-projected Hessian and Armijo backtracking on E
-  // (spec §2.3, §5 Z2–Z3).
+  // Nonlinear models: Newton with Armijo backtracking on E (spec §2.3, §5 Z2), its
+  // direction from the exact Hessian where that is positive definite (options.tangent) and
+  // from the PSD-projected one (§5 Z3) otherwise.
+  FreeMotionDirections counts;
   double energy = Energy(velocity);
   for (;;) {
     const Eigen::VectorXd gradient = Gradient(velocity);
@@ -861,17 +898,27 @@ solvers::SolverSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& op
       break;
     }
 
-    // Newton direction Δv = −A⁻¹ ∇E.
+    // Newton direction Δv = −A⁻¹ ∇E: the exact A if it is positive definite and gives a
+    // downhill direction, else the projected A.
     const Clock::time_point factor_start = Clock::now();
-    const SparseMatrix newton_matrix = Hessian(velocity);
-    const bool factored = cholesky.Factor(newton_matrix);
-    const Eigen::VectorXd direction = factored ? Eigen::VectorXd(-cholesky.Solve(gradient)) : Eigen::VectorXd();
+    Eigen::VectorXd direction;
+    bool exact_direction = false;
+    if (options.tangent == FreeMotionTangent::kAuto && cholesky.Factor(Hessian(velocity, StressTangent::kExact))) {
+      direction = -cholesky.Solve(gradient);
+      exact_direction = gradient.dot(direction) < 0.0;
+    }
+    bool factored = exact_direction;
+    if (!exact_direction) {
+      factored = cholesky.Factor(Hessian(velocity, StressTangent::kProjected));
+      if (factored) direction = -cholesky.Solve(gradient);
+    }
     summary.seconds.linear_solve += SecondsSince(factor_start);
     if (!factored) {
       summary.Stop(solvers::Termination::kNumericalFailure,
                    "the projected Hessian could not be factored at iteration " + std::to_string(summary.iterations));
       break;
     }
+    ++(exact_direction ? counts.exact : counts.projected);
     const double slope = gradient.dot(direction);
     if (!(slope < 0.0)) {
       summary.Stop(solvers::Termination::kLineSearchFailed,
@@ -909,6 +956,7 @@ solvers::SolverSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& op
   }
   free_motion_velocity = velocity;
   hessian = Hessian(velocity);
+  if (directions != nullptr) *directions = counts;
   summary.seconds.total = SecondsSince(solve_start);
   return summary;
 }

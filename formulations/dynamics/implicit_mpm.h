@@ -67,12 +67,34 @@ UsedChoiceTracker PlasticityTimingTracker(const std::string& key);
 // (kExact: A is the Jacobian of the gradient, possibly indefinite).
 enum class StressTangent { kProjected, kExact };
 
+// Which tangent the free motion's Newton directions use (the A returned for the contact
+// problem is always the projected one, spec §5 Z3).
+// kAuto: the exact tangent where the whole Hessian M + Δt² K_exact it gives factors as
+// positive definite and its direction is downhill, the projected one otherwise. Both reach
+// the same minimizer under the same stopping rule; the exact one converges quadratically near
+// it, while clamping the negative modes of buckling cloth or compressed particles makes
+// Newton converge only linearly (box_bagging: 9–25 projected iterations a step).
+// kProjected: the PSD-projected tangent at every iteration (spec §5 Z3 as written).
+enum class FreeMotionTangent { kAuto, kProjected };
+const ChoiceTable<FreeMotionTangent>& FreeMotionTangentNames();
+// The formulation key `key` (sap.free_motion_tangent), default auto.
+ParameterSpec FreeMotionTangentSpec(const std::string& key);
+// Counts the Newton directions of each tangent: members "exact" and "projected".
+UsedChoiceTracker FreeMotionTangentTracker(const std::string& key);
+
 struct ImplicitMpmOptions {
   // Newton stops when ‖M^(-1/2) ∇E‖ ≤ tolerance · max(‖M^(1/2) v‖, ‖M^(-1/2) Δt k‖)
   // (spec §5 Z2, SAP-style scaling; k the elastic forces) [-]. [zong2024convex] uses 1e-6.
   double relative_tolerance = 1.0e-6;
   // Newton iterations for nonlinear models (the linear corotated model takes one).
   int max_newton_iterations = 50;
+  FreeMotionTangent tangent = FreeMotionTangent::kAuto;
+};
+
+// How many of a free-motion solve's Newton directions came from each tangent.
+struct FreeMotionDirections {
+  int exact = 0;
+  int projected = 0;
 };
 
 class ImplicitMpm {
@@ -127,12 +149,25 @@ class ImplicitMpm {
   const Eigen::VectorXd& start_velocity() const { return start_velocity_; }
   int start_scaled_nodes() const { return start_scaled_nodes_; }
   // After the step's solve at `velocity`: the impulse each wall node received from its wall is
-  // the constraint reaction ∇E(v) on its fixed components (momentum balance of the node); a
-  // separating wall then applies Coulomb friction to the tangential velocity with that normal
-  // impulse (contact::SeparatingWallFriction). Changes `velocity` accordingly and returns what
-  // each wall body received (one per body, the opposite of what the nodes got).
+  // the constraint reaction on its fixed components (momentum balance of the node): the
+  // unconstrained ∇E(v) of the energy the step solved, or `model_gradient` where the step
+  // solved a model of E instead (sap's contact problem: ModelGradient), less `other_impulses`,
+  // what other constraints gave those components (contact impulses whose Jacobians dropped
+  // them; per DoF, only the fixed components are read). A separating wall then applies Coulomb
+  // friction to the tangential velocity with that normal impulse
+  // (contact::SeparatingWallFriction). Changes `velocity` accordingly and returns what each
+  // wall body received (one per body, the opposite of what the nodes got).
   std::vector<contact::WallImpulse> FinishGridBoundary(Eigen::VectorXd& velocity,
-                                                       const std::vector<rigid::RigidBody>& bodies) const;
+                                                       const std::vector<rigid::RigidBody>& bodies,
+                                                       const Eigen::VectorXd* model_gradient = nullptr,
+                                                       const Eigen::VectorXd* other_impulses = nullptr) const;
+  // The gradient at `velocity` of the quadratic model of E about `about`,
+  // ∇E(about) + A(about) (velocity − about), A the projected Hessian, walls not imposed (their
+  // rows and columns kept). sap's contact problem minimizes this model about v*, not E; its
+  // rows at the wall components are the reactions that balance the step it took. Translation
+  // leaves the elastic part unchanged, so its rows sum to the momentum change of the grid
+  // minus gravity's impulse, as ∇E's do.
+  Eigen::VectorXd ModelGradient(const Eigen::VectorXd& about, const Eigen::VectorXd& velocity) const;
 
   double Energy(const Eigen::VectorXd& velocity) const;             // [J]
   Eigen::VectorXd Gradient(const Eigen::VectorXd& velocity) const;  // [N s]
@@ -143,15 +178,19 @@ class ImplicitMpm {
   // bits for any thread count.
   SparseMatrix Hessian(const Eigen::VectorXd& velocity,
                        StressTangent tangent = StressTangent::kProjected) const;  // [kg]
+  // The same without the walls' decoupling: their components' rows and columns as E has them.
+  SparseMatrix UnconstrainedHessian(const Eigen::VectorXd& velocity, StressTangent tangent) const;  // [kg]
   // Elastic forces k(v) = −Σ_p V_p⁰ P_p g_ip per DoF [N] (the Δt-scaled part of ∇E).
   Eigen::VectorXd ElasticForces(const Eigen::VectorXd& velocity) const;
 
   // Newton (with backtracking on E for nonlinear models) from vⁿ: returns v* and sets
-  // `hessian` to A = ∇²E(v*), the MPM block of the contact problem's A. The summary's
-  // residual is ‖M^(-1/2) ∇E‖ against its threshold, its cost E, its line-search
-  // evaluations the trial energies of the backtracking.
+  // `hessian` to A = ∇²E(v*) (projected tangent), the MPM block of the contact problem's A.
+  // The summary's residual is ‖M^(-1/2) ∇E‖ against its threshold, its cost E, its
+  // line-search evaluations the trial energies of the backtracking; `directions` (if given)
+  // receives how many Newton directions each tangent gave (options.tangent).
   solvers::SolverSummary SolveFreeMotion(const ImplicitMpmOptions& options, linear_algebra::SparseCholesky& cholesky,
-                                         Eigen::VectorXd& free_motion_velocity, SparseMatrix& hessian) const;
+                                         Eigen::VectorXd& free_motion_velocity, SparseMatrix& hessian,
+                                         FreeMotionDirections* directions = nullptr) const;
 
  private:
   // Stencil slots and neighbour slots: a particle's 27 stencil nodes are i₀ + (a, b, c),

@@ -188,6 +188,7 @@ std::vector<ParameterSpec> SapOptions::Specs() {
           "rigid surface point under the step's free motion.",
           NonNegative()),
       dynamics::PlasticityTimingSpec("sap.plasticity"),
+      dynamics::FreeMotionTangentSpec("sap.free_motion_tangent"),
   };
   for (ParameterSpec& spec : contact::ContactModelParameters::Specs()) specs.push_back(std::move(spec));
   return specs;
@@ -201,6 +202,7 @@ SapOptions SapOptions::FromParameters(const ParameterSet& parameters) {
   options.factorization_reuse_ratio = parameters.GetOptionalDouble("sap.factorization_reuse_ratio").value_or(-1.0);
   options.free_motion.relative_tolerance = parameters.GetDouble("sap.free_motion_tolerance");
   options.free_motion.max_newton_iterations = static_cast<int>(parameters.GetInt("sap.max_free_motion_iterations"));
+  options.free_motion.tangent = GetChoice(parameters, "sap.free_motion_tangent", dynamics::FreeMotionTangentNames());
   options.linear_solver = GetChoice(parameters, "sap.linear_solver", LinearSolverNames());
   options.max_dense_unknowns = static_cast<int>(parameters.GetInt("sap.max_dense_unknowns"));
   options.delassus_estimate = GetChoice(parameters, "sap.delassus_estimate", DelassusEstimateNames());
@@ -248,6 +250,7 @@ std::vector<UsedParameter> SapFormulation::UsedParameters() const {
   if (used_delassus_.observed()) used.push_back(used_delassus_.used());
   if (used_reuse_ratio_.observed()) used.push_back(used_reuse_ratio_.used());
   if (used_plasticity_.observed()) used.push_back(used_plasticity_.used());
+  if (used_free_motion_tangent_.observed()) used.push_back(used_free_motion_tangent_.used());
   return used;
 }
 
@@ -288,7 +291,28 @@ StepReport SapFormulation::AdvanceState(World& world, double dt) {
   SolveContactProblem(world, work, report);
   AdvanceRigidBodies(world, work, report);
   if (implicit_mpm_.has_constraints()) {  // grid-boundary walls: reactions and friction
-    dynamics::RecordWallImpulses(implicit_mpm_.FinishGridBoundary(work.mpm_velocity, world.bodies), dt, report);
+    // Problem (7) minimized E's quadratic model about v* (its A_MPM); where E is not
+    // quadratic the walls' reactions come from that model, so that the step's momentum
+    // balances to the solvers' tolerances (∇E(v) itself differs from the model by the
+    // linearization's remainder, which sits on the walls' and the free components alike).
+    // A contact particle's impulse reaches the fixed components of its stencil too, though
+    // its Jacobian drops them: the wall takes that share.
+    const Eigen::VectorXd model_gradient = implicit_mpm_.is_quadratic()
+                                               ? Eigen::VectorXd()
+                                               : implicit_mpm_.ModelGradient(work.mpm_free_velocity, work.mpm_velocity);
+    Eigen::VectorXd contact_impulses = Eigen::VectorXd::Zero(implicit_mpm_.num_dofs());
+    for (std::size_t c = 0; c < work.contacts.size(); ++c) {
+      const Vector3 impulse_on_particle = work.contacts[c].frame * work.impulses[c];  // R_WC γ
+      const ContactCoupling& coupling = work.couplings[c];
+      for (int k = 0; k < 27; ++k) {
+        if (coupling.node[k] >= 0)
+          contact_impulses.segment<3>(3 * coupling.node[k]) += coupling.weight[k] * impulse_on_particle;
+      }
+    }
+    dynamics::RecordWallImpulses(
+        implicit_mpm_.FinishGridBoundary(work.mpm_velocity, world.bodies,
+                                         implicit_mpm_.is_quadratic() ? nullptr : &model_gradient, &contact_impulses),
+        dt, report);
   }
   TransferToParticles(world, work, report);
   if (implicit_mpm_.has_constraints()) {  // particles that drifted into a grid wall go back to its surface
@@ -422,8 +446,11 @@ void SapFormulation::SolveMpmFreeMotion(const World& world, StepWork& work, Timi
                      solvers::Compare("|A d + grad E|", solve_residual, "vs |grad E|", gradient_norm) + ")");
     summary.seconds.total = summary.seconds.linear_solve = SecondsSince(start);
   } else {
+    dynamics::FreeMotionDirections directions;
     statistics_.free_motion = implicit_mpm_.SolveFreeMotion(options_.free_motion, free_motion_cholesky_,
-                                                            work.mpm_free_velocity, work.mpm_matrix);
+                                                            work.mpm_free_velocity, work.mpm_matrix, &directions);
+    used_free_motion_tangent_.Observe(0, directions.exact);
+    used_free_motion_tangent_.Observe(1, directions.projected);
     check_free_motion();
     if (statistics_.used_schur) compute_schur_complement();
   }

@@ -167,6 +167,7 @@ class SapFormulation final : public Formulation {
                                          "auto: 0.5 on the full path, 0 on the schur path; per step with particle "
                                          "contacts"};
   UsedChoiceTracker used_plasticity_ = dynamics::PlasticityTimingTracker("sap.plasticity");
+  UsedChoiceTracker used_free_motion_tangent_ = dynamics::FreeMotionTangentTracker("sap.free_motion_tangent");
   UsedChoiceTracker used_delassus_{"sap.delassus_estimate", ChoiceNames(DelassusEstimateNames()), "steps",
                                    "auto: exact on the schur path, bounded_block_diagonal on the full path (which "
                                    "has no dense reduced matrix, so exact falls back to it too); per step with "

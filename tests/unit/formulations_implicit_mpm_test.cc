@@ -805,6 +805,39 @@ TEST(ImplicitMpmForces, ElasticForcesConserveLinearAndAngularMomentum) {
   }
 }
 
+// The quadratic model of E about v* that sap's contact problem minimizes: at v* its gradient is
+// ∇E(v*); at any v its rows sum, per axis, to the grid's momentum change minus gravity's
+// impulse (the projected stiffness leaves translations alone), so the walls' reactions taken
+// from it balance the step; it is linear in v with slope A, unlike ∇E.
+TEST(ImplicitMpmModelGradient, IsTheLinearizationOfTheGradientAndBalancesMomentum) {
+  Scene scene;
+  scene.materials = {FixedCorotated(1e6, 0.3)};
+  AddRandomCloud(scene, 100, 0.3, Deformation::kCompressed, 26);
+  scene.Prepare();
+  const ImplicitMpm& problem = scene.problem;
+  const Eigen::VectorXd about = RandomVelocity(problem, 27, 0.3);
+  const Eigen::VectorXd velocity = RandomVelocity(problem, 28, 0.3);
+  const Eigen::VectorXd at_about = problem.ModelGradient(about, about);
+  EXPECT_LT((at_about - problem.Gradient(about)).cwiseAbs().maxCoeff(),
+            1e-14 * problem.Gradient(about).cwiseAbs().maxCoeff());
+  const Eigen::VectorXd model = problem.ModelGradient(about, velocity);
+  Vector3 row_sum = Vector3::Zero(), expected = Vector3::Zero();
+  double scale = 0.0;
+  for (int node = 0; node < problem.num_active_nodes(); ++node) {
+    row_sum += model.segment<3>(3 * node);
+    const double mass = problem.node_masses()[node];
+    expected += mass * (velocity.segment<3>(3 * node) - problem.initial_velocity().segment<3>(3 * node) -
+                        scene.dt * scene.gravity);
+    scale += model.segment<3>(3 * node).norm();
+  }
+  EXPECT_LT((row_sum - expected).norm(), 1e-12 * scale);
+  // Linear in v: the midpoint's model gradient is the mean of the ends'.
+  const Eigen::VectorXd midpoint = problem.ModelGradient(about, 0.5 * (about + velocity));
+  EXPECT_LT((midpoint - 0.5 * (at_about + model)).cwiseAbs().maxCoeff(), 1e-12 * model.cwiseAbs().maxCoeff());
+  // And not ∇E itself: the fixed corotated energy is not quadratic.
+  EXPECT_GT((model - problem.Gradient(velocity)).cwiseAbs().maxCoeff(), 1e-6 * model.cwiseAbs().maxCoeff());
+}
+
 TEST(ImplicitMpmHessian, ThreadCountDoesNotChangeBits) {
   Scene scene;
   scene.materials = {LinearCorotated(), FixedCorotated()};
