@@ -175,8 +175,9 @@ class Run:
         """Every solve of every step (/solver_log/solves, the shared solver-summary shape):
         dict of (S,) arrays with time, kind and termination as names (str), index, solver,
         message, converged (bool), iterations, line_search_evaluations, linear_iterations,
-        residual (final residual / threshold), cost and seconds_total / _linear_solve /
-        _line_search ({} for files without the table)."""
+        residual (final residual / threshold), momentum_residual_bound (kg m/s, what the final
+        residual can leave unbalanced), cost and seconds_total / _linear_solve / _line_search
+        ({} for files without the table)."""
         with h5py.File(self.path, "r") as f:
             group = f.get("solver_log/solves")
             if not isinstance(group, h5py.Group):

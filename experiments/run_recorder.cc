@@ -567,7 +567,8 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
       // shape (solvers/solver_summary.h), keyed by the step's end time, the solve's kind and
       // its index among the step's solves of that kind.
       {
-        std::vector<double> time, residual, cost, seconds_total, seconds_linear_solve, seconds_line_search;
+        std::vector<double> time, residual, momentum_residual_bound, cost, seconds_total, seconds_linear_solve,
+            seconds_line_search;
         std::vector<std::int8_t> kind, termination, converged;
         std::vector<std::int64_t> index, iterations, line_search_evaluations, linear_iterations;
         std::vector<std::string> solver, message;
@@ -585,6 +586,7 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
             line_search_evaluations.push_back(summary.line_search_evaluations);
             linear_iterations.push_back(summary.linear_iterations);
             residual.push_back(summary.residual);
+            momentum_residual_bound.push_back(summary.momentum_residual_bound);
             cost.push_back(summary.cost);
             seconds_total.push_back(summary.seconds.total);
             seconds_linear_solve.push_back(summary.seconds.linear_solve);
@@ -606,6 +608,7 @@ void RunRecorder::Finish(const std::string& status, const std::string& message, 
         WriteDataset1D(solves.get(), "line_search_evaluations", line_search_evaluations);
         WriteDataset1D(solves.get(), "linear_iterations", linear_iterations);
         WriteDataset1D(solves.get(), "residual", residual);
+        WriteDataset1D(solves.get(), "momentum_residual_bound", momentum_residual_bound);
         WriteDataset1D(solves.get(), "cost", cost);
         WriteDataset1D(solves.get(), "seconds_total", seconds_total);
         WriteDataset1D(solves.get(), "seconds_linear_solve", seconds_linear_solve);

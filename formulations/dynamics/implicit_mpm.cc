@@ -122,6 +122,7 @@ void RequireVelocitySize(const Eigen::VectorXd& velocity, int dof_count, const c
 // ε_r · max(‖M^(1/2) v‖, ‖M^(-1/2) Δt k‖), with Δt k = M(v − vⁿ − Δt g) − ∇E.
 struct ScaledOptimality {
   double residual = 0.0;
+  double weight_sum = 0.0;  // 3 Σ m_i: the rule's weights M^(-1/2), inverted and squared
   double threshold = 0.0;
   // residual / threshold, 0 when both vanish.
   double Ratio() const {
@@ -147,6 +148,7 @@ ScaledOptimality EvaluateOptimality(const Eigen::VectorXd& masses, const Eigen::
   }
   ScaledOptimality optimality;
   optimality.residual = std::sqrt(residual_squared);
+  optimality.weight_sum = 3.0 * masses.sum();
   optimality.threshold = relative_tolerance * std::sqrt(std::max(momentum_squared, impulse_squared));
   return optimality;
 }
@@ -838,6 +840,7 @@ solvers::SolverSummary ImplicitMpm::SolveFreeMotion(const ImplicitMpmOptions& op
   // Books the optimality of the iterate into the summary and its history.
   const auto record_iterate = [&](const ScaledOptimality& optimality, double energy) {
     summary.residual = optimality.Ratio();
+    summary.momentum_residual_bound = std::sqrt(optimality.weight_sum) * optimality.residual;
     summary.cost = energy;
     solvers::SolverIterationRecord record;
     record.iteration = summary.iterations;

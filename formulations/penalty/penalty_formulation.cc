@@ -175,6 +175,8 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   if (!std::isfinite(smallest_weight)) smallest_weight = 1.0;
   newton.stationarity_tolerance = 1.0e-3 * newton.residual_tolerance * std::sqrt(smallest_weight);
   statistics_.newton = SolveStabilizedNewton(system, newton, x);
+  statistics_.newton.summary.momentum_residual_bound =
+      std::sqrt(system.WeightSum()) * statistics_.newton.final_residual_norm;
   const StabilizedNewtonResults& newton_results = statistics_.newton;
   if (newton_results.summary.termination == solvers::Termination::kNumericalFailure || !x.allFinite()) {
     throw SimulationDiverged("penalty: the Newton iterate became non-finite at t = " + std::to_string(world.time) +
@@ -198,7 +200,10 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   //     plasticity and R0.
   start = Clock::now();
   Eigen::VectorXd grid_velocity = x.head(implicit_mpm_.num_dofs());
-  std::vector<contact::WallImpulse> wall_impulses = implicit_mpm_.FinishGridBoundary(grid_velocity, world.bodies);
+  // A wall's reaction on the components it fixes: ∇E there less the contact forces the
+  // residual left to it.
+  std::vector<contact::WallImpulse> wall_impulses =
+      implicit_mpm_.FinishGridBoundary(grid_velocity, world.bodies, nullptr, &system.grid_contact_impulses());
   std::fill(grid_.velocity.begin(), grid_.velocity.end(), Vector3::Zero());
   const std::vector<int>& active_nodes = implicit_mpm_.active_nodes();
   for (int node = 0; node < implicit_mpm_.num_active_nodes(); ++node) {

@@ -516,9 +516,12 @@ void PenaltyStepSystem::Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* resi
   g.tail(rigid_size_) = rigid_dofs_.dynamics_matrix() * (x.tail(rigid_size_) - rigid_dofs_.free_motion_velocity());
   // Grid walls absorb the contact forces on the velocity components they fix.
   const auto fixed = [&](int row) { return row < grid_size_ && implicit_mpm_.IsConstrainedDof(row); };
+  grid_contact_impulses_ = Eigen::VectorXd::Zero(grid_size_);
   for (const PairContribution& contribution : contributions) {
     for (std::size_t i = 0; i < contribution.rows.size(); ++i) {
-      if (!fixed(contribution.rows[i])) g[contribution.rows[i]] -= dt_ * contribution.force[i];
+      const int row = contribution.rows[i];
+      if (row < grid_size_) grid_contact_impulses_[row] += dt_ * contribution.force[i];
+      if (!fixed(row)) g[row] -= dt_ * contribution.force[i];
     }
   }
 

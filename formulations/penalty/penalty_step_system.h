@@ -101,9 +101,15 @@ class PenaltyStepSystem final : public NonlinearSystem {
   // root-mean-square start-of-step speed, so that a relative tolerance τ reads as "velocity
   // error below τ times the per-step gravity velocity change".
   double ResidualScale() const;
+  // Σ_k D_kk of the residual's weights D^(-1/2) (3 Σ m over the grid, the rigid dynamics
+  // matrix's diagonal): √ of it times ‖g̃‖ bounds the sum of any set of g's rows.
+  double WeightSum() const { return inverse_sqrt_weights_.array().square().inverse().sum(); }
 
   // Pair forces of the latest Evaluate (same order as the attachment table).
   const std::vector<PairForce>& pair_forces() const { return pair_forces_; }
+  // Δt times the contact forces on the grid unknowns at the latest Evaluate, the components a
+  // grid wall fixes included (the residual leaves those out: the wall takes them).
+  const Eigen::VectorXd& grid_contact_impulses() const { return grid_contact_impulses_; }
   // Z of every MPM particle at an iterate (x_pⁿ + Δt Σ w_ip v_i).
   Vector3 MpmParticlePosition(int particle, const Eigen::VectorXd& x) const;
   BodyMotionAtIterate BodyMotion(int body, const Eigen::VectorXd& x) const;
@@ -159,6 +165,7 @@ class PenaltyStepSystem final : public NonlinearSystem {
   SparseMatrix grid_block_;
   SparseMatrix rigid_part_;
   std::vector<PairForce> pair_forces_;
+  Eigen::VectorXd grid_contact_impulses_;
   std::vector<std::vector<TriangleMesh>> box_meshes_;  // [body][geometry]; empty unless a box relaxed as a mesh
   int pairs_created_ = 0;
 };

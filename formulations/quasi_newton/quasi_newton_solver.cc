@@ -204,6 +204,8 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
   CheckSubstepProblem(problem);
   const int contact_count = static_cast<int>(problem.contacts.size());
   const int node_count = static_cast<int>(problem.node_mass.size());
+  double mass_sum = 0.0;  // Σ m_i: the weights M^(-1/2) of the stopping rule, inverted and squared, per axis
+  for (const double mass : problem.node_mass) mass_sum += mass;
 
   const Clock::time_point solve_start = Clock::now();
   QuasiNewtonResults results;
@@ -249,6 +251,7 @@ QuasiNewtonResults SolveQuasiNewton(const SubstepContactProblem& problem, const 
     const double cost = mass_term + ContactCostSum(work);
     summary.cost = cost;
     summary.residual = solvers::ResidualRatio(gradient_norm, threshold);
+    summary.momentum_residual_bound = std::sqrt(3.0 * mass_sum) * gradient_norm;
     solvers::SolverIterationRecord statistics;
     statistics.iteration = summary.iterations;
     statistics.cost = cost;

@@ -434,11 +434,15 @@ void SapFormulation::SolveMpmFreeMotion(const World& world, StepWork& work, Timi
     // solve, ‖A δ + ∇E‖ against ‖∇E‖ (recorded, not tested). E itself is not evaluated on
     // this path, so the summary's costs are 0.
     const double gradient_norm = gradient.norm();
-    const double solve_residual = (work.mpm_matrix * change + gradient).norm();
+    const Eigen::VectorXd solve_error = work.mpm_matrix * change + gradient;
+    const double solve_residual = solve_error.norm();
     solvers::SolverSummary& summary = statistics_.free_motion;
     summary = solvers::SolverSummary{};
     summary.iterations = 1;
     summary.residual = solvers::ResidualRatio(solve_residual, gradient_norm);
+    Vector3 unbalanced = Vector3::Zero();  // the solve error's rows summed per axis: exact, not a bound
+    for (int node = 0; node < solve_error.size() / 3; ++node) unbalanced += solve_error.segment<3>(3 * node);
+    summary.momentum_residual_bound = unbalanced.norm();
     summary.history.push_back(solvers::SolverIterationRecord{0, 0.0, gradient_norm, gradient_norm, 1.0, 0, 0});
     summary.history.push_back(solvers::SolverIterationRecord{1, 0.0, solve_residual, gradient_norm, 0.0, 0, 0});
     summary.Stop(solvers::Termination::kConverged,

@@ -154,6 +154,7 @@ SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system, co
 
   // Per-solve constants: the optimality scaling D = diag(A)^(-1/2) and p* = A v*.
   const Eigen::VectorXd scaling = system.Diagonal().cwiseSqrt().cwiseInverse();
+  const double weight_sum = system.Diagonal().sum();  // Σ_k (D_kk)⁻² of the rule's weights
   Eigen::VectorXd free_motion_momentum(size);
   system.Multiply(free_motion_velocity, free_motion_momentum);
 
@@ -205,6 +206,7 @@ SapSolverResults SolveSap(const SapProblem& problem, SapLinearSystem& system, co
     summary.cost = cost;
     summary.iterations = iteration;
     summary.residual = ResidualRatio(optimality_residual, optimality_threshold);
+    summary.momentum_residual_bound = std::sqrt(weight_sum) * optimality_residual;
     SolverIterationRecord record;
     record.iteration = iteration;
     record.cost = cost;

@@ -9,6 +9,7 @@
 // solve of every formulation in one table and the convergence of all four can be plotted on
 // the same axes.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,6 +63,11 @@ struct SolverSummary {
   // Final residual divided by its threshold (≤ 1 when the optimality rule held; 0 when both
   // vanish).
   double residual = 0.0;
+  // What the final residual g (generalized momentum, one row per unknown) can leave unbalanced:
+  // √(Σ_k w_k⁻²) ‖W g‖ for the rule's row weights W (M^(-1/2), diag(A)^(-1/2)), which bounds
+  // |Σ_k∈S g_k| over any set S of rows (Cauchy–Schwarz), e.g. the x rows of the grid nodes
+  // [kg m/s]. NaN until the solver sets it.
+  double momentum_residual_bound = std::numeric_limits<double>::quiet_NaN();
   double cost = 0.0;                           // final objective (or merit)
   std::vector<SolverIterationRecord> history;  // when the solver was asked to keep it
   SolverTimeSplit seconds;
@@ -70,6 +76,7 @@ struct SolverSummary {
   // Sets termination and message together.
   void Stop(Termination why, std::string text) {
     termination = why;
+    if (why == Termination::kNothingToSolve) momentum_residual_bound = 0.0;  // the guess is exact
     message = std::move(text);
   }
   // One line: solver name, termination, counts, residual ratio, message.

@@ -56,6 +56,10 @@ def _check_one_run(run):
     assert set(solves["termination"]) <= TERMINATIONS
     assert all(message for message in solves["message"]), "every solve says why it stopped"
     np.testing.assert_array_equal(solves["converged"], [t in CONVERGED for t in solves["termination"]])
+    # What each solve's final residual can leave unbalanced: a finite momentum, 0 without a solve.
+    bound = solves["momentum_residual_bound"]
+    assert np.all(np.isfinite(bound)) and np.all(bound >= 0.0)
+    assert np.all(bound[solves["termination"] == "nothing_to_solve"] == 0.0)
     for step, time in enumerate(steps["time"]):
         rows = solves["time"] == time
         coupled = rows & (solves["kind"] != "free_motion")

@@ -2,6 +2,7 @@
 // Host side of the device solver's data exchange: a SubstepContactProblem (Eigen, AoS) in and
 // out of the structure-of-arrays buffers of device_solver.h. Used by CudaQuasiNewtonSolver
 // and by the host emulation of the device solver in tests.
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -160,6 +161,9 @@ inline void UnpackResults(const DeviceSolveSummary& summary, const HostProblemBu
   common.line_search_evaluations = summary.line_search_evaluations;
   common.cost = summary.cost;
   common.residual = solvers::ResidualRatio(summary.gradient_norm, summary.threshold);
+  double mass_sum = 0.0;
+  for (int i = 0; i < n; ++i) mass_sum += staged.node_mass[i];
+  common.momentum_residual_bound = std::sqrt(3.0 * mass_sum) * summary.gradient_norm;  // weights M^(-1/2)
   common.history.clear();
   common.history.reserve(summary.history.size());
   for (const DeviceIterationRecord& record : summary.history) {
