@@ -5,9 +5,12 @@
 // every later matrix with the same sparsity pattern — across Newton iterations, and across
 // time steps while the active grid and the contact set do not change.
 #include <memory>
+#include <vector>
 
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
+
+struct cholmod_sparse_struct;
 
 namespace contactlab::linear_algebra {
 
@@ -25,26 +28,39 @@ class SparseCholesky {
   // symmetric matrix and its lower triangle are accepted; the pattern must be compressed
   // with sorted row indices. Returns false when the matrix is not positive definite.
   bool Factor(const SparseMatrix& matrix);
+  // Factors A like Factor, but orders the unknowns `last` (distinct indices, in the order
+  // given) after all the others N, which keep a fill-reducing order of A_NN, and writes the
+  // factor's trailing block L_PP (|last| × |last|, lower triangular) to `trailing`. Since
+  // A = L Lᵀ with L = [L_NN 0; L_PN L_PP],
+  //   L_PP L_PPᵀ = A_PP − A_PN A_NN⁻¹ A_NP,
+  // the Schur complement of A_NN, costs the sparse factorization alone: the elimination
+  // touches only the fill the factor has. Solve() then solves with A. The symbolic analysis
+  // is reused while both the pattern and `last` repeat. Returns false when A is not positive
+  // definite.
+  bool FactorWithTrailingBlock(const SparseMatrix& matrix, const std::vector<int>& last, Eigen::MatrixXd& trailing);
 
   int size() const { return size_; }
   // x = A⁻¹ b for one or several right-hand sides.
   Eigen::VectorXd Solve(const Eigen::VectorXd& rhs) const;
   Eigen::MatrixXd Solve(const Eigen::MatrixXd& rhs) const;
-  // Y = L⁻¹ P B, so that Bᵀ A⁻¹ B = Yᵀ Y: half of a solve, all a Schur complement needs.
-  Eigen::MatrixXd SolveLowerPermuted(const Eigen::MatrixXd& rhs) const;
 
   // Statistics since construction.
   int symbolic_analyses() const { return symbolic_analyses_; }
   int numeric_factorizations() const { return numeric_factorizations_; }
   // Of the last symbolic analysis: nonzeros of L and floating-point operations of one
   // numeric factorization (CHOLMOD's estimates), and the ordering it chose (CHOLMOD_AMD, or
-  // CHOLMOD_METIS where nested dissection needs fewer flops on a large problem).
+  // CHOLMOD_METIS where nested dissection needs fewer flops on a large problem; for
+  // FactorWithTrailingBlock, the one A_NN's order came from).
   double factor_nonzeros() const { return factor_nonzeros_; }
   double factorization_flops() const { return factorization_flops_; }
   int ordering() const { return ordering_; }
 
  private:
   struct Cholmod;
+  bool SameAnalysedPattern(const SparseMatrix& matrix) const;
+  void KeepAnalysis(const SparseMatrix& matrix, int ordering);
+  bool FactorAnalysed(cholmod_sparse_struct& view);
+
   std::unique_ptr<Cholmod> cholmod_;
   int size_ = 0;
   int symbolic_analyses_ = 0;

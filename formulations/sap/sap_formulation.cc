@@ -10,6 +10,7 @@
 #include "formulations/dynamics/explicit_stability.h"
 #include "formulations/dynamics/rigid_contact_step.h"
 #include "formulations/dynamics/step_bookkeeping.h"
+#include "formulations/linear_algebra/dense_cholesky.h"
 #include "formulations/phase_clock.h"
 #include "formulations/sap/material_pieces.h"
 #include "formulations/sap/schur_complement.h"
@@ -73,16 +74,23 @@ void PrepareContacts(DelassusEstimate estimate, const contact::ContactModel& mod
   const int contact_count = static_cast<int>(contacts.size());
   std::vector<double> delassus(contact_count, 0.0);
   if (estimate == DelassusEstimate::kExact) {
-    const Eigen::LLT<Eigen::MatrixXd> factor(*reduced_matrix);
+    // W_cc = tr(J_c A⁻¹ J_cᵀ)/3 = ‖L⁻¹ J_cᵀ‖²_F / 3, the half solves of many contacts at once.
+    linear_algebra::DenseCholesky factor;
+    if (!factor.Factor(*reduced_matrix)) {
+      throw SimulationDiverged("sap: the reduced dynamics matrix [A_rigid, S] is not positive definite");
+    }
     const int size = static_cast<int>(reduced_matrix->rows());
-    Eigen::MatrixXd jacobian_transpose(size, 3);
-    for (int c = 0; c < contact_count; ++c) {
-      jacobian_transpose.setZero();
-      for (const JacobianBlock& block : problem.constraints[c].jacobian) {
-        jacobian_transpose.middleRows(block.column, block.matrix.cols()) = block.matrix.transpose();
+    constexpr int kContactsPerBatch = 256;  // bounds the right-hand sides' memory
+    for (int batch_start = 0; batch_start < contact_count; batch_start += kContactsPerBatch) {
+      const int batch_size = std::min(kContactsPerBatch, contact_count - batch_start);
+      Eigen::MatrixXd jacobian_transpose = Eigen::MatrixXd::Zero(size, 3 * batch_size);
+      for (int k = 0; k < batch_size; ++k) {
+        for (const JacobianBlock& block : problem.constraints[batch_start + k].jacobian) {
+          jacobian_transpose.block(block.column, 3 * k, block.matrix.cols(), 3) = block.matrix.transpose();
+        }
       }
-      const Eigen::MatrixXd half = factor.matrixL().solve(jacobian_transpose);
-      delassus[c] = (half.transpose() * half).trace() / 3.0;
+      const Eigen::MatrixXd half = factor.SolveLower(jacobian_transpose);
+      for (int k = 0; k < batch_size; ++k) delassus[batch_start + k] = half.middleCols(3 * k, 3).squaredNorm() / 3.0;
     }
   } else {
     const bool with_stiffness = estimate != DelassusEstimate::kLumpedMass;
@@ -165,11 +173,15 @@ std::vector<ParameterSpec> SapOptions::Specs() {
        "Newton iterations for nonlinear materials in the free motion (linear corotated takes one).", Positive()},
       {"sap.linear_solver", ChoiceName(defaults.linear_solver, LinearSolverNames()), "",
        "schur: dense SAP Newton after a Schur complement onto the grid nodes under contact particles; full: sparse "
-       "CHOLMOD Newton on every grid node; auto: schur while the reduced problem has at most sap.max_dense_unknowns "
-       "unknowns.",
+       "CHOLMOD Newton on every grid node; auto: per step, schur where its dense factorization (n^3/3 flops for n "
+       "reduced unknowns) costs no more than the free motion's sparse factorization of the whole MPM Hessian "
+       "(nonlinear materials), and while n <= sap.max_dense_unknowns where the free motion needed no factorization "
+       "(a quadratic energy).",
        OneOf(ChoiceNames(LinearSolverNames()))},
       {"sap.max_dense_unknowns", std::int64_t{defaults.max_dense_unknowns}, "1",
-       "auto uses the Schur path while the reduced problem has at most this many unknowns.", Positive()},
+       "Where the free motion needs no factorization of its own (a quadratic energy), auto uses the Schur path while "
+       "the reduced problem has at most this many unknowns.",
+       Positive()},
       {"sap.delassus_estimate", ChoiceName(defaults.delassus_estimate, DelassusEstimateNames()), "",
        "Contact mobility w for SAP's regularization: exact (Schur path), block_diagonal, bounded_block_diagonal "
        "(block_diagonal raised to 1/M of the material piece, a bound exact never goes below), lumped_mass; auto: "
@@ -418,8 +430,8 @@ void SapFormulation::SolveMpmFreeMotion(const World& world, StepWork& work, Timi
   };
   const auto compute_schur_complement = [&] {
     if (!work.schur.Compute(work.mpm_matrix, work.participating, schur_cholesky_)) {
-      throw SimulationDiverged("sap: the MPM Hessian's block outside the contacts is not positive definite at t = " +
-                               std::to_string(world.time) + " s (a particle state has gone bad)");
+      throw SimulationDiverged("sap: the MPM Hessian is not positive definite at t = " + std::to_string(world.time) +
+                               " s (a particle state has gone bad)");
     }
   };
   if (statistics_.used_schur && implicit_mpm_.is_quadratic()) {
@@ -456,6 +468,19 @@ void SapFormulation::SolveMpmFreeMotion(const World& world, StepWork& work, Timi
     used_free_motion_tangent_.Observe(0, directions.exact);
     used_free_motion_tangent_.Observe(1, directions.projected);
     check_free_motion();
+    // auto with a nonlinear energy: the free motion has just factored the whole Hessian, so
+    // the cheaper linear algebra is known from the scene itself. The Schur path factors a
+    // dense matrix of the reduced size n every SAP iteration, n³/3 flops; the full path a
+    // sparse one with the Hessian's pattern and its own contact blocks, about the free
+    // motion's factorization (CHOLMOD's count for it). The fixed max_dense_unknowns serves
+    // only where no such factorization exists (a quadratic energy, solved on the Schur path
+    // by the Schur factorization itself).
+    if (options_.linear_solver == LinearSolver::kAuto && !work.contacts.empty() &&
+        free_motion_cholesky_.numeric_factorizations() > 0) {
+      const double dense_flops = std::pow(static_cast<double>(work.reduced_size), 3) / 3.0;
+      work.use_schur = dense_flops <= free_motion_cholesky_.factorization_flops();
+      statistics_.used_schur = work.use_schur;
+    }
     if (statistics_.used_schur) compute_schur_complement();
   }
   statistics_.factorization_seconds += SecondsSince(start);

@@ -93,12 +93,11 @@ bool DenseSapLinearSystem::Factor(const SapProblem& problem, const std::vector<M
       }
     }
   }
-  factorization_.compute(hessian_);
-  return factorization_.info() == Eigen::Success;
+  return factorization_.Factor(hessian_);
 }
 
 void DenseSapLinearSystem::Solve(const Eigen::VectorXd& rhs, Eigen::VectorXd& solution) const {
-  solution = factorization_.solve(rhs);
+  factorization_.Solve(rhs, solution);
 }
 
 // ---------------------------------------------------------------------------------------

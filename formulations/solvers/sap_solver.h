@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Cholesky>
 #include <Eigen/Core>
 
 #include "formulations/contact/contact_model.h"
+#include "formulations/linear_algebra/dense_cholesky.h"
 #include "formulations/solvers/exact_line_search.h"
 #include "formulations/solvers/solver_summary.h"
 
@@ -80,7 +80,7 @@ class DenseSapLinearSystem final : public SapLinearSystem {
   Eigen::MatrixXd matrix_;
   Eigen::VectorXd diagonal_;
   Eigen::MatrixXd hessian_;
-  Eigen::LLT<Eigen::MatrixXd> factorization_;
+  linear_algebra::DenseCholesky factorization_;
   // Scratch for G_c B_j while assembling H (no allocation once wide enough).
   Eigen::Matrix<double, 3, Eigen::Dynamic> hessian_times_block_;
 };

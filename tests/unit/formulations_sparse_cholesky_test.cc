@@ -1,12 +1,14 @@
 // CHOLMOD wrapper: solves agree with a dense factorization, the symbolic analysis is reused
-// exactly when the pattern repeats, the half solve gives the Schur-complement identity, an
+// exactly when the pattern repeats, the trailing block gives the Schur complement, an
 // indefinite matrix is reported rather than factored, and the fill-reducing ordering is
 // AMD's unless METIS needs fewer flops on a large problem.
 #include "formulations/linear_algebra/sparse_cholesky.h"
 
 #include <cholmod.h>
 
+#include <algorithm>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -70,14 +72,65 @@ TEST(SparseCholeskyTest, SymbolicAnalysisReusedOnlyForSamePattern) {
   EXPECT_EQ(cholesky.symbolic_analyses(), 2);
 }
 
-TEST(SparseCholeskyTest, HalfSolveGivesQuadraticForm) {
-  const SparseMatrix matrix = RandomSpd(35, 5, 0.3);
+// A_PP − A_PN A_NN⁻¹ A_NP by dense linear algebra, the reference for the trailing block.
+Eigen::MatrixXd DenseSchurComplement(const SparseMatrix& matrix, const std::vector<int>& last) {
+  const Eigen::MatrixXd dense(matrix);
+  std::vector<int> others;
+  for (int unknown = 0; unknown < dense.rows(); ++unknown) {
+    if (std::find(last.begin(), last.end(), unknown) == last.end()) others.push_back(unknown);
+  }
+  const auto block = [&](const std::vector<int>& rows, const std::vector<int>& columns) {
+    Eigen::MatrixXd result(rows.size(), columns.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      for (std::size_t j = 0; j < columns.size(); ++j) result(i, j) = dense(rows[i], columns[j]);
+    }
+    return result;
+  };
+  const Eigen::MatrixXd coupling = block(others, last);
+  return block(last, last) - coupling.transpose() * block(others, others).llt().solve(coupling);
+}
+
+TEST(SparseCholeskyTest, TrailingBlockGivesTheSchurComplement) {
+  const SparseMatrix matrix = RandomSpd(40, 5, 0.3);
+  // Unsorted, spread over the matrix, so that neither their order nor their place is free.
+  const std::vector<int> last = {31, 4, 17, 39, 0, 22, 9};
   SparseCholesky cholesky;
+  Eigen::MatrixXd trailing;
+  ASSERT_TRUE(cholesky.FactorWithTrailingBlock(matrix, last, trailing));
+  ASSERT_EQ(trailing.rows(), 7);
+  EXPECT_TRUE(trailing.isLowerTriangular(0.0));
+  const Eigen::MatrixXd expected = DenseSchurComplement(matrix, last);
+  EXPECT_LT((trailing * trailing.transpose() - expected).norm(), 1e-12 * expected.norm());
+  // The factorization is A's: Solve still solves with the whole matrix.
+  const Eigen::VectorXd rhs = Eigen::VectorXd::LinSpaced(40, -1.0, 2.0);
+  EXPECT_LT((matrix * cholesky.Solve(rhs) - rhs).norm(), 1e-10 * rhs.norm());
+}
+
+TEST(SparseCholeskyTest, TrailingBlockEdgeCasesAndAnalysisReuse) {
+  const SparseMatrix matrix = RandomSpd(12, 8, 0.4);
+  SparseCholesky cholesky;
+  Eigen::MatrixXd trailing;
+  // Nothing last: an ordinary factorization.
+  ASSERT_TRUE(cholesky.FactorWithTrailingBlock(matrix, {}, trailing));
+  EXPECT_EQ(trailing.size(), 0);
+  // Everything last: L Lᵀ is the whole matrix, in the given order.
+  std::vector<int> all(12);
+  for (int k = 0; k < 12; ++k) all[k] = 11 - k;
+  ASSERT_TRUE(cholesky.FactorWithTrailingBlock(matrix, all, trailing));
+  EXPECT_LT((trailing * trailing.transpose() - DenseSchurComplement(matrix, all)).norm(), 1e-12 * trailing.norm());
+  EXPECT_EQ(cholesky.symbolic_analyses(), 2);
+  // The same pattern and trailing set reuse the analysis; Factor after it analyses anew.
+  ASSERT_TRUE(cholesky.FactorWithTrailingBlock(SparseMatrix(2.0 * matrix), all, trailing));
+  EXPECT_EQ(cholesky.symbolic_analyses(), 2);
   ASSERT_TRUE(cholesky.Factor(matrix));
-  const Eigen::MatrixXd block = Eigen::MatrixXd::Random(35, 4);
-  const Eigen::MatrixXd half = cholesky.SolveLowerPermuted(block);
-  const Eigen::MatrixXd expected = block.transpose() * Eigen::MatrixXd(matrix).llt().solve(block);
-  EXPECT_LT((half.transpose() * half - expected).norm(), 1e-10 * expected.norm());
+  EXPECT_EQ(cholesky.symbolic_analyses(), 3);
+  // Repeated or out-of-range unknowns are a caller's error.
+  EXPECT_THROW((void)cholesky.FactorWithTrailingBlock(matrix, {3, 3}, trailing), std::invalid_argument);
+  EXPECT_THROW((void)cholesky.FactorWithTrailingBlock(matrix, {12}, trailing), std::invalid_argument);
+  // Not positive definite: reported, as by Factor.
+  SparseMatrix indefinite = matrix;
+  indefinite.coeffRef(5, 5) = -50.0;
+  EXPECT_FALSE(cholesky.FactorWithTrailingBlock(indefinite, {1, 2}, trailing));
 }
 
 TEST(SparseCholeskyTest, IndefiniteMatrixIsReported) {
@@ -159,6 +212,18 @@ TEST(SparseCholeskyTest, LargeGridStencilGetsNestedDissectionWithFewerFlops) {
   const Eigen::VectorXd rhs = Eigen::VectorXd::LinSpaced(matrix.rows(), -1.0, 1.0);
   const Eigen::VectorXd solution = cholesky.Solve(rhs);
   EXPECT_LT((matrix * solution - rhs).norm(), 1e-10 * rhs.norm());
+}
+
+TEST(SparseCholeskyTest, TrailingBlockOnTheGridStencil) {
+  // Large enough for METIS to order the other block; the trailing unknowns a patch of nodes.
+  const SparseMatrix matrix = GridStencilSpd(12);
+  std::vector<int> last;
+  for (int node = 700; node < 760; node += 3) last.push_back(node);
+  SparseCholesky cholesky;
+  Eigen::MatrixXd trailing;
+  ASSERT_TRUE(cholesky.FactorWithTrailingBlock(matrix, last, trailing));
+  const Eigen::MatrixXd expected = DenseSchurComplement(matrix, last);
+  EXPECT_LT((trailing * trailing.transpose() - expected).norm(), 1e-11 * expected.norm());
 }
 
 }  // namespace
