@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -187,6 +188,13 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   std::unique_ptr<Formulation> formulation = MakeFormulation(formulation_config);
   formulation->set_log_iterations(parameters.GetBool("output.log_iterations"));
   if (!quiet) std::cout << resolved << std::flush;
+  // OMP_NUM_THREADS alone does not bind CHOLMOD's num_threads(4) (sweep_executor.cc sets the
+  // limit for the runs it starts; a run started by hand has only what its caller set).
+  if (!quiet && std::getenv("OMP_NUM_THREADS") != nullptr && omp_get_thread_limit() > omp_get_max_threads()) {
+    std::cerr << "contactlab: OMP_NUM_THREADS=" << std::getenv("OMP_NUM_THREADS")
+              << " without OMP_THREAD_LIMIT: CHOLMOD's factorizations still run 4 threads; set OMP_THREAD_LIMIT="
+              << omp_get_max_threads() << " as well for timings at that thread count\n";
+  }
   const double dt = parameters.GetDouble("dt");
   const double duration = parameters.GetDouble("duration");
   const int total_steps = std::max(1, static_cast<int>(std::llround(duration / dt)));

@@ -98,6 +98,12 @@ def test_runs_record_their_thread_budget_and_sweeps_bound_every_parallel_region(
     with h5py.File(single, "r") as run:
         assert run.attrs["omp_max_threads"] == "2"
         assert run.attrs["omp_thread_limit"] == "3"
+    # A run started by hand with OMP_NUM_THREADS alone is told that CHOLMOD is not bound by it.
+    for limit, warned in ((None, True), ("1", False)):
+        run_env = {**env, "OMP_NUM_THREADS": "1"} | ({} if limit is None else {"OMP_THREAD_LIMIT": limit})
+        started = contactlab(contactlab_bin, "run", "ball_on_slope", "-f", "sap", "-c", SCENE, "--set",
+                             "duration=0.01", "--out", tmp_path / f"by_hand_{warned}.h5", env=run_env)
+        assert ("set OMP_THREAD_LIMIT=1 as well" in started.stderr) == warned, started.stderr
     # A sweep's runs get OMP_THREAD_LIMIT = their thread count (CHOLMOD's num_threads(4) obeys
     # only the limit), unless the caller set one.
     for limit, expected in ((None, "1"), ("5", "5")):
