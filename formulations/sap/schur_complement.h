@@ -10,9 +10,9 @@
 // S comes from one sparse factorization of the whole A with the participating unknowns
 // ordered last: the factor's trailing block L_PP gives S = L_PP L_PPᵀ
 // (SparseCholesky::FactorWithTrailingBlock). Forming A_PN A_NN⁻¹ A_NP from half solves with
-// A_NN instead treats L_NN⁻¹ A_NP as dense, 2 |N| |P|² flops: at h = 1/64 on box_bagging
-// (|N| ≈ 13,000, 3|P| ≈ 1,500) some 60 GFlop a step, where the factorization exploits its
-// sparsity.
+// A_NN instead treats L_NN⁻¹ A_NP as dense, 2 |N| (3|P|)² flops: tens of GFlop a step at
+// h = 1/64 on box_bagging (|N| over 6,000, 3|P| of 1,500–2,500), where the factorization
+// exploits its sparsity.
 #include <vector>
 
 #include <Eigen/Core>
