@@ -5,7 +5,7 @@
 // baseline instruction set (SSE2 here): on the dense problems SAP's Schur path builds (1,500 to
 // 3,000 unknowns) dpotrf factors 2–3× faster than Eigen::LLT, and the product L Lᵀ of the
 // Schur complement below runs 5–8× faster than Eigen's rank update (one core of the project's
-// 2-core VM; /tmp micro-measurements recorded in the commit that introduced this file).
+// 2-core VM; the measurements are in README, "sap's Schur complement from one factorization").
 #include <Eigen/Core>
 
 namespace contactlab::linear_algebra {
