@@ -149,11 +149,18 @@ void SparseGrid::Rebuild(const std::vector<Vector3>& positions) {
     // particles of one contiguous range; its slots in a cell follow those of the ranges
     // before it, which keeps the particle order whatever the number of threads.
     const int cell_count = static_cast<int>(box_blocks);
-    const int thread_count = omp_get_max_threads();
-    box_particle_counts_.assign(static_cast<std::size_t>(cell_count) * thread_count, 0);
     particle_box_cells_.resize(particle_count);
-#pragma omp parallel num_threads(thread_count)
+    // The ranges follow the team's actual size: OMP_THREAD_LIMIT below the requested count
+    // (or set without OMP_NUM_THREADS) gives fewer threads than omp_get_max_threads(), and
+    // ranges for threads that never start would leave their particles unsorted.
+    int thread_count = 1;
+#pragma omp parallel
     {
+#pragma omp single
+      {
+        thread_count = omp_get_num_threads();
+        box_particle_counts_.assign(static_cast<std::size_t>(cell_count) * thread_count, 0);
+      }  // implicit barrier
       const int thread = omp_get_thread_num();
       const int range_begin = static_cast<int>(static_cast<std::int64_t>(particle_count) * thread / thread_count);
       const int range_end = static_cast<int>(static_cast<std::int64_t>(particle_count) * (thread + 1) / thread_count);

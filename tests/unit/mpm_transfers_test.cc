@@ -203,6 +203,39 @@ TEST(SparseGrid, ParticlesAreSortedByBlockThenIndexByBothSorts) {
   EXPECT_EQ(BlockOrder(dense), sparse_order);
 }
 
+TEST(SparseGrid, SortsEveryParticleWhenItsTeamIsSmallerThanRequested) {
+  // OMP_THREAD_LIMIT below OMP_NUM_THREADS (or set alone) gives parallel regions fewer
+  // threads than omp_get_max_threads() says. A nested region with one active level has the
+  // same effect: asked for three threads, it runs with one. The counting sort must still
+  // place every particle (it once split them into ranges for threads that never started).
+  const double spacing = 0.1;
+  std::vector<Vector3> positions;
+  for (const Vector3& x : RandomParticles(2000, spacing, 23).position) positions.push_back(x);
+  SparseGrid reference(spacing);
+  reference.Rebuild(positions);
+  const int default_threads = omp_get_max_threads();
+  const int default_levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(1);
+  SparseGrid nested(spacing);
+  int requested = 0, team = 0;
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp single
+    {
+      omp_set_num_threads(3);
+      requested = omp_get_max_threads();
+#pragma omp parallel
+      team = omp_get_num_threads();
+      nested.Rebuild(positions);
+    }
+  }
+  omp_set_max_active_levels(default_levels);
+  omp_set_num_threads(default_threads);
+  EXPECT_EQ(requested, 3);
+  EXPECT_EQ(team, 1);
+  EXPECT_EQ(BlockOrder(nested), BlockOrder(reference));
+}
+
 // A constitutive model that forwards to another one: the same stress through the virtual
 // interface, for a dynamic type that ParticleToGrid does not special-case.
 class ForwardingModel final : public ConstitutiveModel {
