@@ -15,8 +15,10 @@ namespace contactlab::penalty {
 namespace {
 
 const ChoiceTable<Preconditioner>& PreconditionerNames() {
-  static const ChoiceTable<Preconditioner> names = {{"block_jacobi", Preconditioner::kBlockJacobi},
+  static const ChoiceTable<Preconditioner> names = {{"auto", Preconditioner::kAuto},
+                                                    {"block_jacobi", Preconditioner::kBlockJacobi},
                                                     {"incomplete_lu", Preconditioner::kIncompleteLu},
+                                                    {"sparse_lu", Preconditioner::kSparseLu},
                                                     {"none", Preconditioner::kNone}};
   return names;
 }
@@ -64,10 +66,19 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
        "GMRES stops when the linear residual drops below this fraction of the Newton residual (inexact Newton, spec "
        "A4).",
        InHalfOpenRange(1.0e-16, 1.0)},
-      {"penalty.preconditioner", std::string("block_jacobi"), "",
+      {"penalty.preconditioner", std::string("auto"), "",
        "Right preconditioner of GMRES: block_jacobi (3x3 per grid node, one block per rigid body; spec A4), "
-       "incomplete_lu (Eigen IncompleteLUT of H) or none.",
+       "incomplete_lu (Eigen IncompleteLUT of H), sparse_lu (UMFPACK's LU of H: exact Newton directions) or none. "
+       "auto: block_jacobi until a GMRES cycle first leaves more than penalty.sparse_lu_switch of the Newton "
+       "residual (stiff membranes: cloth); that step restarts from its initial guess with sparse_lu, and every later "
+       "step uses sparse_lu.",
        OneOf(ChoiceNames(PreconditionerNames()))},
+      {"penalty.sparse_lu_switch", defaults.newton.sparse_lu_switch, "1",
+       "penalty.preconditioner = auto switches to sparse_lu when block Jacobi's GMRES cycle leaves more than this "
+       "fraction of the Newton residual: an inexact Newton step with forcing term eta leaves eta of the linearized "
+       "residual, so above 1/2 an iteration removes less than half of the residual even where the linear model is "
+       "exact.",
+       InClosedRange(1.0e-12, 1.0)},
       {"penalty.box_relaxation", std::string("level_set"), "",
        "Relax attachments on boxes against their signed distance (level_set, spec 2.4) or their 12-triangle surface "
        "mesh with the 4-state machine (mesh, spec 2.5).",
@@ -90,6 +101,7 @@ PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
   options.newton.gmres_iterations = static_cast<int>(parameters.GetInt("penalty.gmres_iterations"));
   options.newton.gmres_relative_tolerance = parameters.GetDouble("penalty.gmres_tolerance");
   options.newton.preconditioner = GetChoice(parameters, "penalty.preconditioner", PreconditionerNames());
+  options.newton.sparse_lu_switch = parameters.GetDouble("penalty.sparse_lu_switch");
   options.sample_spacing = parameters.GetDouble("penalty.sample_spacing");
   options.plasticity = GetChoice(parameters, "penalty.plasticity", dynamics::PlasticityTimingNames());
   if (const std::string problem = options.newton.Validate(); !problem.empty()) {
@@ -98,7 +110,11 @@ PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
   return options;
 }
 
-PenaltyFormulation::PenaltyFormulation(PenaltyOptions options) : options_(std::move(options)) {}
+PenaltyFormulation::PenaltyFormulation(PenaltyOptions options)
+    : options_(std::move(options)),
+      used_preconditioner_("penalty.preconditioner", ChoiceNames(PreconditionerNames()), "Newton directions",
+                           "auto: block_jacobi until a GMRES cycle first leaves more than penalty.sparse_lu_switch of "
+                           "|g|, then sparse_lu (that step restarted, and every later step)") {}
 
 void PenaltyFormulation::BuildRigidSamples(const World& world) {
   samples_.clear();
@@ -135,6 +151,9 @@ std::vector<UsedParameter> PenaltyFormulation::UsedParameters() const {
     used.push_back(used_rigid_stiffness_.used());
   }
   if (used_plasticity_.observed()) used.push_back(used_plasticity_.used());
+  if (options_.newton.preconditioner == Preconditioner::kAuto && used_preconditioner_.observed()) {
+    used.push_back(used_preconditioner_.used());
+  }
   return used;
 }
 
@@ -161,6 +180,9 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   PenaltyStepSystem system(world, dt, grid_, implicit_mpm_, rigid_dofs_, samples_, options_.contact, attachments_);
   Eigen::VectorXd x = system.InitialGuess();
   StabilizedNewtonOptions newton = options_.newton;
+  if (newton.preconditioner == Preconditioner::kAuto && sparse_lu_chosen_) {
+    newton.preconditioner = Preconditioner::kSparseLu;  // auto switched in an earlier step
+  }
   const double scale = system.ResidualScale();
   newton.residual_tolerance = options_.newton_tolerance * scale;
   // A stationary point of E that is not a solution: ‖H̃ᵀg̃‖ a thousand times below what the
@@ -178,6 +200,12 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   statistics_.newton.summary.momentum_residual_bound =
       std::sqrt(system.WeightSum()) * statistics_.newton.final_residual_norm;
   const StabilizedNewtonResults& newton_results = statistics_.newton;
+  for (int kind = 0; kind < kPreconditionerCount; ++kind) {
+    used_preconditioner_.Observe(kind, newton_results.directions_by_preconditioner[kind]);
+  }
+  if (newton_results.directions_by_preconditioner[static_cast<int>(Preconditioner::kSparseLu)] > 0) {
+    sparse_lu_chosen_ = true;
+  }
   if (newton_results.summary.termination == solvers::Termination::kNumericalFailure || !x.allFinite()) {
     throw SimulationDiverged("penalty: the Newton iterate became non-finite at t = " + std::to_string(world.time) +
                              " s (" + newton_results.BriefReport() + ")");

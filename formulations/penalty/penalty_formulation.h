@@ -87,6 +87,9 @@ class PenaltyFormulation final : public Formulation {
   UsedParameterTracker used_stiffness_{
       "penalty.stiffness", "per pair max(m_p (2 pi/dt)^2, |f_prev|/(penetration_fraction h)) over active pairs"};
   UsedChoiceTracker used_plasticity_ = dynamics::PlasticityTimingTracker("penalty.plasticity");
+  UsedChoiceTracker used_preconditioner_;  // per Newton direction; made in the constructor
+  // penalty.preconditioner = auto has switched to the sparse LU (it stays for the run).
+  bool sparse_lu_chosen_ = false;
   UsedParameterTracker used_rigid_stiffness_{
       "penalty.rigid_stiffness", "per pair max(m_s (2 pi/dt)^2, |f_prev|/(penetration_fraction h)), m_s = M/N_samples"};
 };

@@ -2,10 +2,12 @@
 // and its strong Wolfe line search: Wolfe conditions at the accepted step, the GMRES
 // direction downhill for E = ½‖g‖² whenever it lowered the residual, convergence on a
 // nonsymmetric, kinked system with a known solution, and stationary points reported as such.
+#include <array>
 #include <cmath>
 #include <random>
 
 #include <gtest/gtest.h>
+#include <Eigen/LU>
 
 #include "formulations/penalty/stabilized_newton.h"
 #include "formulations/solvers/wolfe_line_search.h"
@@ -74,10 +76,11 @@ TEST(NewtonDirection, DownhillWheneverGmresLowersTheResidual) {
     for (int i = 0; i < size; ++i) residual[i] = normal(random);
     StabilizedNewtonOptions options;
     options.gmres_iterations = 1 + trial % 4;
-    options.preconditioner = static_cast<Preconditioner>(trial % 3);
+    const Preconditioner preconditioner =
+        std::array{Preconditioner::kBlockJacobi, Preconditioner::kIncompleteLu, Preconditioner::kNone}[trial % 3];
     std::vector<int> blocks;
     for (int i = 0; i <= size; i += 3) blocks.push_back(i);
-    const NewtonDirection direction = ComputeNewtonDirection(jacobian, residual, blocks, options);
+    const NewtonDirection direction = ComputeNewtonDirection(jacobian, residual, blocks, options, preconditioner);
     if (direction.fallback) continue;
     const double slope = residual.dot(jacobian * direction.direction);
     const double linear_residual = (jacobian * direction.direction + residual).norm();
@@ -97,9 +100,140 @@ TEST(NewtonDirection, FallsBackToSteepestDescentWhenGmresCannotHelp) {
   jacobian.insert(1, 0) = 1.0;
   jacobian.makeCompressed();
   const Eigen::Vector2d residual(1.0, -1.0);  // orthogonal to H's range
-  const NewtonDirection direction = ComputeNewtonDirection(jacobian, residual, {0, 1, 2}, StabilizedNewtonOptions{});
+  const NewtonDirection direction =
+      ComputeNewtonDirection(jacobian, residual, {0, 1, 2}, StabilizedNewtonOptions{}, Preconditioner::kBlockJacobi);
   EXPECT_TRUE(direction.fallback);
   EXPECT_NEAR((direction.direction + jacobian.transpose() * residual).norm(), 0.0, 1e-15);
+}
+
+TEST(NewtonDirection, SparseLuGivesTheNewtonStepAndYieldsToBlockJacobiWhenSingular) {
+  std::mt19937 random(5);
+  std::normal_distribution<double> normal;
+  const int size = 60;
+  const SparseMatrix jacobian = RandomNonsymmetric(size, random, 1.5);
+  Eigen::VectorXd residual(size);
+  for (int i = 0; i < size; ++i) residual[i] = normal(random);
+  std::vector<int> blocks;
+  for (int i = 0; i <= size; i += 3) blocks.push_back(i);
+  const NewtonDirection exact =
+      ComputeNewtonDirection(jacobian, residual, blocks, StabilizedNewtonOptions{}, Preconditioner::kSparseLu);
+  EXPECT_EQ(exact.preconditioner, Preconditioner::kSparseLu);
+  EXPECT_TRUE(exact.gmres_converged);
+  EXPECT_FALSE(exact.fallback);
+  EXPECT_LE(exact.gmres_iterations, 2);
+  // Against a dense LU of the same H.
+  const Eigen::VectorXd dense = Eigen::MatrixXd(jacobian).partialPivLu().solve(-residual);
+  EXPECT_LT((exact.direction - dense).norm(), 1e-10 * dense.norm());
+
+  // A zero column: UMFPACK reports H singular and the direction comes from block Jacobi.
+  SparseMatrix singular = jacobian;
+  for (SparseMatrix::InnerIterator it(singular, 7); it; ++it) it.valueRef() = 0.0;
+  const NewtonDirection fallback =
+      ComputeNewtonDirection(singular, residual, blocks, StabilizedNewtonOptions{}, Preconditioner::kSparseLu);
+  EXPECT_EQ(fallback.preconditioner, Preconditioner::kBlockJacobi);
+  EXPECT_TRUE(fallback.direction.allFinite());
+}
+
+// g(x) = (m I + k L) x + ε x∘x∘x − b with L the Laplacian of a chain of `size` unknowns
+// (fixed ends): a stiff membrane in one dimension. With k/m = 1e4 the spectrum spans four
+// decades and the 2×2 blocks of block Jacobi see only m + 2k, so GMRES(20) cannot reach 1e-3.
+class StiffChainSystem final : public NonlinearSystem {
+ public:
+  StiffChainSystem(int size, double stiffness) : size_(size), stiffness_(stiffness) {
+    solution_.resize(size);
+    for (int i = 0; i < size; ++i) solution_[i] = std::sin(0.05 * i) + 0.3 * std::cos(0.31 * i);
+    right_side_ = Eigen::VectorXd::Zero(size);
+    Eigen::VectorXd at_solution;
+    Evaluate(solution_, &at_solution, nullptr);
+    right_side_ = at_solution;
+  }
+  int size() const override { return size_; }
+  bool BeginIteration(const Eigen::VectorXd&) override { return false; }
+  void Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* residual, SparseMatrix* jacobian) override {
+    residual->resize(size_);
+    std::vector<Eigen::Triplet<double>> triplets;
+    for (int i = 0; i < size_; ++i) {
+      double laplacian = 2.0 * x[i];
+      if (i > 0) laplacian -= x[i - 1];
+      if (i + 1 < size_) laplacian -= x[i + 1];
+      (*residual)[i] = x[i] + stiffness_ * laplacian + 0.1 * x[i] * x[i] * x[i] - right_side_[i];
+      triplets.emplace_back(i, i, 1.0 + 2.0 * stiffness_ + 0.3 * x[i] * x[i]);
+      if (i > 0) triplets.emplace_back(i, i - 1, -stiffness_);
+      if (i + 1 < size_) triplets.emplace_back(i, i + 1, -stiffness_);
+    }
+    if (jacobian == nullptr) return;
+    jacobian->resize(size_, size_);
+    jacobian->setFromTriplets(triplets.begin(), triplets.end());
+  }
+  std::vector<int> PreconditionerBlocks() const override {
+    std::vector<int> blocks;
+    for (int i = 0; i < size_; i += 2) blocks.push_back(i);
+    blocks.push_back(size_);
+    return blocks;
+  }
+  const Eigen::VectorXd& solution() const { return solution_; }
+
+ private:
+  int size_;
+  double stiffness_;
+  Eigen::VectorXd solution_;
+  Eigen::VectorXd right_side_;
+};
+
+TEST(StabilizedNewton, AutoSwitchesToTheSparseLuWhereBlockJacobiStalls) {
+  StabilizedNewtonOptions options;
+  options.residual_tolerance = 1e-9;
+  options.max_iterations = 200;
+  const auto solve = [&](Preconditioner preconditioner) {
+    StiffChainSystem system(400, 1.0e4);
+    options.preconditioner = preconditioner;
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(system.size());
+    StabilizedNewtonResults results = SolveStabilizedNewton(system, options, x);
+    EXPECT_EQ(results.directions_by_preconditioner[static_cast<int>(Preconditioner::kAuto)], 0);
+    if (results.converged()) {
+      EXPECT_LT((x - system.solution()).norm(), 1e-6 * system.solution().norm()) << results.BriefReport();
+    }
+    return results;
+  };
+  const StabilizedNewtonResults automatic = solve(Preconditioner::kAuto);
+  const StabilizedNewtonResults block_jacobi = solve(Preconditioner::kBlockJacobi);
+  // Block Jacobi alone stalls: its GMRES cycles end leaving more than half of ‖g‖.
+  ASSERT_GT(block_jacobi.summary.iterations, 0);
+  int stalled = 0;
+  for (std::size_t k = 0; k + 1 < block_jacobi.details.size(); ++k) {
+    if (block_jacobi.details[k].gmres_relative_residual > options.sparse_lu_switch) ++stalled;
+  }
+  EXPECT_GT(stalled, block_jacobi.summary.iterations / 2);
+  // auto: block Jacobi directions while their cycles leave at most half of ‖g‖; at the first
+  // that leaves more, a restart from the initial iterate (no step taken), then the LU for
+  // every remaining iteration; Newton converges quadratically from there.
+  EXPECT_TRUE(automatic.converged()) << automatic.BriefReport();
+  const int lu_directions = automatic.directions_by_preconditioner[static_cast<int>(Preconditioner::kSparseLu)];
+  const int block_jacobi_directions =
+      automatic.directions_by_preconditioner[static_cast<int>(Preconditioner::kBlockJacobi)];
+  EXPECT_GT(lu_directions, 0);
+  const bool restarted = block_jacobi_directions > 0;
+  EXPECT_TRUE(restarted);  // block Jacobi serves the first iterations of this chain (5 here)
+  EXPECT_EQ(block_jacobi_directions + (restarted ? 1 : 0) + lu_directions, automatic.summary.iterations);
+  for (int k = 0; k < automatic.summary.iterations; ++k) {
+    const NewtonIterationDetail& detail = automatic.details[k];
+    if (k < block_jacobi_directions) {
+      EXPECT_EQ(detail.preconditioner, Preconditioner::kBlockJacobi) << k;
+      EXPECT_LE(detail.gmres_relative_residual, options.sparse_lu_switch) << k;
+      EXPECT_FALSE(detail.restarted) << k;
+    } else if (restarted && k == block_jacobi_directions) {
+      EXPECT_TRUE(detail.restarted) << k;
+      EXPECT_GT(detail.gmres_relative_residual, options.sparse_lu_switch) << k;
+      EXPECT_EQ(automatic.summary.history[k].step, 0.0) << k;
+      // The next record starts again from x = 0, the initial iterate.
+      EXPECT_EQ(automatic.summary.history[k + 1].residual, automatic.summary.history[0].residual) << k;
+    } else {
+      EXPECT_EQ(detail.preconditioner, Preconditioner::kSparseLu) << k;
+      EXPECT_LT(detail.gmres_relative_residual, 1e-8) << k;
+    }
+  }
+  EXPECT_LE(lu_directions, 6) << automatic.BriefReport();
+  EXPECT_GT(block_jacobi.summary.iterations, 3 * automatic.summary.iterations) << block_jacobi.BriefReport();
 }
 
 // g(x) = A x + ½ x∘x∘x + c max(0, x_next) − b: nonsymmetric, with a kink like a contact
@@ -149,7 +283,8 @@ class KinkedSystem final : public NonlinearSystem {
 
 TEST(StabilizedNewton, ConvergesOnAKinkedNonsymmetricSystem) {
   for (Preconditioner preconditioner :
-       {Preconditioner::kBlockJacobi, Preconditioner::kIncompleteLu, Preconditioner::kNone}) {
+       {Preconditioner::kAuto, Preconditioner::kBlockJacobi, Preconditioner::kIncompleteLu, Preconditioner::kSparseLu,
+        Preconditioner::kNone}) {
     std::mt19937 random(11);
     KinkedSystem system(40, random);
     StabilizedNewtonOptions options;
@@ -173,6 +308,14 @@ TEST(StabilizedNewton, ConvergesOnAKinkedNonsymmetricSystem) {
     }
     EXPECT_EQ(linear_iterations, summary.linear_iterations);
     EXPECT_LE(summary.residual, 1.0);
+    // Every direction counted under the preconditioner it used; auto keeps block Jacobi
+    // here (A is diagonally dominant, GMRES(20) meets its tolerance).
+    int directions = 0;
+    for (int count : results.directions_by_preconditioner) directions += count;
+    EXPECT_EQ(directions, summary.iterations);
+    const Preconditioner expected =
+        preconditioner == Preconditioner::kAuto ? Preconditioner::kBlockJacobi : preconditioner;
+    EXPECT_EQ(results.directions_by_preconditioner[static_cast<int>(expected)], summary.iterations);
     // The merit E = ½‖g‖² never increases between accepted iterates.
     for (std::size_t k = 1; k < summary.history.size(); ++k) {
       EXPECT_LE(summary.history[k].residual, summary.history[k - 1].residual * (1.0 + 1e-12));
