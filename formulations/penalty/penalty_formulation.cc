@@ -69,16 +69,10 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
       {"penalty.preconditioner", std::string("auto"), "",
        "Right preconditioner of GMRES: block_jacobi (3x3 per grid node, one block per rigid body; spec A4), "
        "incomplete_lu (Eigen IncompleteLUT of H), sparse_lu (UMFPACK's LU of H: exact Newton directions) or none. "
-       "auto: block_jacobi until a GMRES cycle first leaves more than penalty.sparse_lu_switch of the Newton "
-       "residual (stiff membranes: cloth); that step restarts from its initial guess with sparse_lu, and every later "
-       "step uses sparse_lu.",
+       "auto: block_jacobi while Newton with it would converge within penalty.max_newton_iterations (the rate at "
+       "which the residual fell over the last 5 iterations, projected to the tolerance); else that step restarts "
+       "from its initial guess with sparse_lu, and every later step uses sparse_lu (cloth).",
        OneOf(ChoiceNames(PreconditionerNames()))},
-      {"penalty.sparse_lu_switch", defaults.newton.sparse_lu_switch, "1",
-       "penalty.preconditioner = auto switches to sparse_lu when block Jacobi's GMRES cycle leaves more than this "
-       "fraction of the Newton residual: an inexact Newton step with forcing term eta leaves eta of the linearized "
-       "residual, so above 1/2 an iteration removes less than half of the residual even where the linear model is "
-       "exact.",
-       InClosedRange(1.0e-12, 1.0)},
       {"penalty.box_relaxation", std::string("level_set"), "",
        "Relax attachments on boxes against their signed distance (level_set, spec 2.4) or their 12-triangle surface "
        "mesh with the 4-state machine (mesh, spec 2.5).",
@@ -101,7 +95,6 @@ PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
   options.newton.gmres_iterations = static_cast<int>(parameters.GetInt("penalty.gmres_iterations"));
   options.newton.gmres_relative_tolerance = parameters.GetDouble("penalty.gmres_tolerance");
   options.newton.preconditioner = GetChoice(parameters, "penalty.preconditioner", PreconditionerNames());
-  options.newton.sparse_lu_switch = parameters.GetDouble("penalty.sparse_lu_switch");
   options.sample_spacing = parameters.GetDouble("penalty.sample_spacing");
   options.plasticity = GetChoice(parameters, "penalty.plasticity", dynamics::PlasticityTimingNames());
   if (const std::string problem = options.newton.Validate(); !problem.empty()) {
@@ -112,9 +105,11 @@ PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
 
 PenaltyFormulation::PenaltyFormulation(PenaltyOptions options)
     : options_(std::move(options)),
-      used_preconditioner_("penalty.preconditioner", ChoiceNames(PreconditionerNames()), "Newton directions",
-                           "auto: block_jacobi until a GMRES cycle first leaves more than penalty.sparse_lu_switch of "
-                           "|g|, then sparse_lu (that step restarted, and every later step)") {}
+      used_preconditioner_(
+          "penalty.preconditioner", ChoiceNames(PreconditionerNames()), "Newton directions",
+          "auto: block_jacobi while Newton with it would converge within penalty.max_newton_iterations "
+          "at its rate over the last 5 iterations, then sparse_lu (that step restarted, and every "
+          "later step)") {}
 
 void PenaltyFormulation::BuildRigidSamples(const World& world) {
   samples_.clear();

@@ -1,6 +1,7 @@
 #include "formulations/penalty/stabilized_newton.h"
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -167,9 +168,6 @@ std::string StabilizedNewtonOptions::Validate() const {
     return "gmres_relative_tolerance must lie in (0, 1) (got " + std::to_string(gmres_relative_tolerance) + ")";
   }
   if (std::string e = CheckNonNegative("descent_cosine", descent_cosine); !e.empty()) return e;
-  if (!(sparse_lu_switch > 0.0 && sparse_lu_switch <= 1.0)) {
-    return "sparse_lu_switch must lie in (0, 1] (got " + std::to_string(sparse_lu_switch) + ")";
-  }
   solvers::WolfeLineSearchOptions line_search;
   line_search.sufficient_decrease = line_search_sufficient_decrease;
   line_search.curvature = line_search_curvature;
@@ -290,42 +288,43 @@ StabilizedNewtonResults SolveStabilizedNewton(NonlinearSystem& system, const Sta
     }
 
     // 3–4. Newton direction by GMRES, or steepest descent of E when not downhill.
-    //    auto: block Jacobi until its GMRES cycle leaves more than sparse_lu_switch of ‖g‖,
-    //    then the sparse LU for the rest of the solve. A switch after the first iteration
-    //    restarts from the initial iterate: the stalled inexact directions can have led E
-    //    toward a minimum of ½‖g‖² that is no root (box_bagging's first step: from where
-    //    block Jacobi stalled, exact Newton steps shrank to nothing; from the start they
-    //    converge in 14 iterations).
-    const Clock::time_point direction_start = Clock::now();
-    const std::vector<int> blocks = system.PreconditionerBlocks();
+    //    auto: block Jacobi while, at the rate ‖g‖ fell over the last kProgressWindow
+    //    iterations, it would reach the tolerance within max_iterations; else the sparse LU
+    //    for the rest of the solve, restarted from the initial iterate: the slow inexact
+    //    directions can have led toward a minimum of ½‖g‖² that is no root (box_bagging's
+    //    first step at h 1/64: from where block Jacobi stalled, exact Newton steps shrank to
+    //    nothing; from the start they converge in 14 iterations).
     const bool automatic = options.preconditioner == Preconditioner::kAuto;
-    NewtonDirection newton;
-    if (sparse_lu_chosen) {
-      newton = ComputeNewtonDirection(jacobian, residual, blocks, options, Preconditioner::kSparseLu);
-    } else {
-      newton = ComputeNewtonDirection(jacobian, residual, blocks, options,
-                                      automatic ? Preconditioner::kBlockJacobi : options.preconditioner);
-      if (automatic && newton.gmres_relative_residual > options.sparse_lu_switch) {
+    // The window holds no iterate where contacts joined (g changed as a function there).
+    const auto window_is_one_function = [&] {
+      if (detail.contacts_changed) return false;
+      for (int k = summary.iterations - kProgressWindow + 1; k < summary.iterations; ++k) {
+        if (results.details[k].contacts_changed) return false;
+      }
+      return true;
+    };
+    if (automatic && !sparse_lu_chosen && summary.iterations >= kProgressWindow && window_is_one_function()) {
+      const double earlier = summary.history[summary.iterations - kProgressWindow].residual;
+      const double rate = std::pow(record.residual / earlier, 1.0 / kProgressWindow);
+      const double needed = rate < 1.0 ? std::log(options.residual_tolerance / record.residual) / std::log(rate)
+                                       : std::numeric_limits<double>::infinity();
+      if (summary.iterations + needed > options.max_iterations) {
         sparse_lu_chosen = true;
-        if (summary.iterations > 0) {
-          record.linear_iterations = newton.gmres_iterations;
-          record.step = 0.0;
-          detail.preconditioner = newton.preconditioner;
-          detail.gmres_relative_residual = newton.gmres_relative_residual;
-          detail.restarted = true;
-          summary.linear_iterations += record.linear_iterations;
-          summary.seconds.linear_solve += SecondsSince(direction_start);
-          ++summary.iterations;
-          keep();
-          x = initial_iterate;
-          evaluated_at_x = false;
-          continue;
-        }
-        const int block_jacobi_iterations = newton.gmres_iterations;
-        newton = ComputeNewtonDirection(jacobian, residual, blocks, options, Preconditioner::kSparseLu);
-        newton.gmres_iterations += block_jacobi_iterations;
+        record.step = 0.0;
+        detail.restarted = true;
+        ++summary.iterations;
+        keep();
+        x = initial_iterate;
+        evaluated_at_x = false;
+        continue;
       }
     }
+    const Clock::time_point direction_start = Clock::now();
+    const std::vector<int> blocks = system.PreconditionerBlocks();
+    const Preconditioner preconditioner = sparse_lu_chosen
+                                              ? Preconditioner::kSparseLu
+                                              : (automatic ? Preconditioner::kBlockJacobi : options.preconditioner);
+    NewtonDirection newton = ComputeNewtonDirection(jacobian, residual, blocks, options, preconditioner);
     ++results.directions_by_preconditioner[static_cast<int>(newton.preconditioner)];
     detail.preconditioner = newton.preconditioner;
     Eigen::VectorXd& direction = newton.direction;
