@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include <omp.h>
+
 #include "formulations/penalty/mesh_relaxation.h"
 #include "formulations/penalty/relaxation.h"
 #include "mpm/bspline.h"
@@ -447,7 +449,14 @@ void PenaltyStepSystem::EvaluatePair(int pair_index, const Eigen::VectorXd& x,
     wrench << -force, -object_arm.cross(force);
     contribution.force.tail(object_width) = object_map.map.transpose() * wrench;
   }
+  contribution.stencil_only = is_mpm && object_width == 0;
   if (!with_jacobian) return;
+  if (contribution.stencil_only) {
+    // δf = K δZ and δZ = Δt Σ_t w_t δv_t, so ∂(w_s f)/∂v_t = Δt w_s w_t K (assembled later).
+    contribution.force_jacobian = force_jacobian;
+    for (int s = 0; s < slot_count; ++s) contribution.node_weights[s] = stencil->weights[slots[s]];
+    return;
+  }
 
   // 5. Derivatives along the pair's unknowns (spec §2.8–2.9): δZ, δc_b, δθ_b, then
   //    δf = K δZ − K δc_b + (−[f]× + K[ρ]×) δθ_b.
@@ -493,6 +502,58 @@ void PenaltyStepSystem::EvaluatePair(int pair_index, const Eigen::VectorXd& x,
         -CrossMatrix(object_arm) * delta_force + CrossMatrix(force) * (delta_particle - delta_object_position);
     contribution.stiffness.bottomRows(object_width) = object_map.map.transpose() * delta_wrench;
   }
+}
+
+void PenaltyStepSystem::AddStencilOnlyStiffness(const std::vector<PairContribution>& contributions,
+                                                SparseMatrix& grid_block,
+                                                std::vector<Eigen::Triplet<double>>& triplets) const {
+  const int* outer = grid_block.outerIndexPtr();
+  const int* inner = grid_block.innerIndexPtr();
+  double* values = grid_block.valuePtr();
+  const auto fixed = [&](int dof) { return implicit_mpm_.IsConstrainedDof(dof); };
+  std::vector<std::vector<Eigen::Triplet<double>>> thread_triplets(omp_get_max_threads());
+#pragma omp parallel
+  {
+    // Columns [begin, end) belong to this thread; the ranges come from the team actually started.
+    const int team = omp_get_num_threads();
+    const int thread = omp_get_thread_num();
+    const int begin = static_cast<int>(static_cast<long long>(grid_size_) * thread / team);
+    const int end = static_cast<int>(static_cast<long long>(grid_size_) * (thread + 1) / team);
+    std::vector<Eigen::Triplet<double>>& mine = thread_triplets[thread];
+    for (const PairContribution& contribution : contributions) {
+      if (!contribution.stencil_only) continue;
+      const int node_count = static_cast<int>(contribution.rows.size()) / 3;
+      const Matrix3& k = contribution.force_jacobian;
+      for (int t = 0; t < node_count; ++t) {
+        const int first_column = contribution.rows[3 * t];
+        if (first_column + 2 < begin || first_column >= end) continue;
+        for (int b = 0; b < 3; ++b) {
+          const int column = first_column + b;
+          if (column < begin || column >= end || fixed(column)) continue;
+          const int* column_begin = inner + outer[column];
+          const int* column_end = inner + outer[column + 1];
+          for (int s = 0; s < node_count; ++s) {
+            const double weight = -dt_ * dt_ * contribution.node_weights[s] * contribution.node_weights[t];
+            const int first_row = contribution.rows[3 * s];
+            // The node's three rows sit together in the column when the pattern holds them.
+            const int* found = std::lower_bound(column_begin, column_end, first_row);
+            for (int a = 0; a < 3; ++a) {
+              const double value = weight * k(a, b);
+              if (value == 0.0) continue;
+              const int row = first_row + a;
+              if (fixed(row)) continue;  // decoupled like ImplicitMpm::Hessian
+              if (found + a < column_end && found[a] == row) {
+                values[found + a - inner] += value;
+              } else {
+                mine.emplace_back(row, column, value);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  for (const auto& part : thread_triplets) triplets.insert(triplets.end(), part.begin(), part.end());
 }
 
 void PenaltyStepSystem::Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* residual, SparseMatrix* jacobian) {
@@ -546,6 +607,7 @@ void PenaltyStepSystem::Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* resi
     double* values = grid_block.valuePtr();
     std::vector<Eigen::Triplet<double>> triplets;
     for (const PairContribution& contribution : contributions) {
+      if (contribution.stencil_only) continue;  // AddStencilOnlyStiffness, below
       const int count = static_cast<int>(contribution.rows.size());
       for (int j = 0; j < count; ++j) {
         const int column = contribution.columns[j];
@@ -569,6 +631,7 @@ void PenaltyStepSystem::Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* resi
         }
       }
     }
+    AddStencilOnlyStiffness(contributions, grid_block, triplets);
     const Eigen::MatrixXd& dynamics = rigid_dofs_.dynamics_matrix();
     for (int j = 0; j < rigid_size_; ++j) {
       for (int i = 0; i < rigid_size_; ++i) {

@@ -134,8 +134,21 @@ class PenaltyStepSystem final : public NonlinearSystem {
     std::vector<int> rows;  // global unknown indices
     std::vector<int> columns;
     Eigen::VectorXd force;      // generalized contact force on `rows` [N, N m]
-    Eigen::MatrixXd stiffness;  // ∂force/∂x on rows × columns
+    Eigen::MatrixXd stiffness;  // ∂force/∂x on rows × columns; empty when `stencil_only`
+    // An MPM particle against a geometry without unknowns (a table, a floor, a kinematic
+    // body): rows and columns are the stencil's nodes alone and ∂force/∂x is, node block by
+    // node block, Δt w_s w_t K with K = ∂f/∂Z. Only K and the weights are kept: the dense
+    // 81 × 81 block of every such pair cost more to allocate and scatter than to use.
+    bool stencil_only = false;
+    Matrix3 force_jacobian = Matrix3::Zero();  // K
+    std::array<double, 27> node_weights{};     // w of the nodes in `rows` (3 rows each)
   };
+  // Adds −Δt ∂force/∂x of the stencil-only pairs to the grid block (its pattern holds every
+  // node pair of a stencil; entries it lacks go to `triplets`). Threads own column ranges and
+  // visit the pairs in table order, so every entry sums its terms in the same order whatever
+  // the number of threads.
+  void AddStencilOnlyStiffness(const std::vector<PairContribution>& contributions, SparseMatrix& grid_block,
+                               std::vector<Eigen::Triplet<double>>& triplets) const;
 
   void EvaluatePair(int pair_index, const Eigen::VectorXd& x, const std::vector<BodyMotionAtIterate>& motions,
                     bool with_jacobian, PairContribution& contribution);
