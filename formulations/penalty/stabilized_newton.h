@@ -106,7 +106,6 @@ struct StabilizedNewtonResults {
   int fallback_directions = 0;
   // Newton directions per preconditioner applied (indexed by Preconditioner; kAuto stays 0).
   std::array<int, kPreconditionerCount> directions_by_preconditioner{};
-  int sparse_lu_factorizations = 0;      // LUs of H computed (each reused while it serves GMRES)
   double initial_residual_norm = 0.0;    // ‖g‖ at the first iterate
   double final_residual_norm = 0.0;      // ‖g‖ at the last
   double final_stationarity_norm = 0.0;  // ‖Hᵀg‖ at the last
