@@ -34,23 +34,6 @@ std::string UtcNow() {
   return buffer;
 }
 
-// Empty when the state is finite, else a description of the first bad value.
-std::string FindNonFiniteState(const World& world) {
-  for (std::size_t p = 0; p < world.particles.size(); ++p) {
-    if (!world.particles.position[p].allFinite() || !world.particles.velocity[p].allFinite() ||
-        !world.particles.deformation_gradient[p].allFinite()) {
-      return "particle " + std::to_string(p) + " has a non-finite position, velocity or deformation gradient";
-    }
-  }
-  for (const rigid::RigidBody& body : world.bodies) {
-    if (!body.pose.position.allFinite() || !body.linear_velocity.allFinite() || !body.angular_velocity.allFinite() ||
-        !body.pose.orientation.coeffs().allFinite()) {
-      return "rigid body '" + body.name + "' has a non-finite pose or velocity";
-    }
-  }
-  return "";
-}
-
 // What a run writes besides its observables; declared for every scenario and formulation.
 std::vector<ParameterSpec> OutputParameterSpecs() {
   return {

@@ -11,6 +11,7 @@
 #include "formulations/solvers/solver_summary.h"
 #include "formulations/world.h"
 #include "mpm/cloth_particles.h"
+#include "mpm/sparse_grid.h"
 
 namespace contactlab {
 
@@ -133,10 +134,18 @@ class Formulation {
   // Advances the world by dt [s]: the cloth pins of the step's start (mpm::ApplyClothPins), the
   // formulation's AdvanceState, then world.time, which only this function sets at the end of a
   // step (to its start + dt, exactly).
+  // A particle that left the grid's range (mpm::ParticleOutsideGrid) ends the step as a
+  // divergence.
   StepReport Step(World& world, double dt) {
     const double start_time = world.time;
     if (!world.particles.cloth_pins.empty()) mpm::ApplyClothPins(start_time, world.particles);
-    StepReport report = AdvanceState(world, dt);
+    StepReport report;
+    try {
+      report = AdvanceState(world, dt);
+    } catch (const mpm::ParticleOutsideGrid& outside) {
+      throw SimulationDiverged(std::string(name()) + ": at t = " + std::to_string(world.time) + " s, " +
+                               outside.what());
+    }
     world.time = start_time + dt;
     return report;
   }

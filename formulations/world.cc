@@ -1,6 +1,31 @@
 #include "formulations/world.h"
 
+#include <algorithm>
+
 namespace contactlab {
+
+std::string FindNonFiniteState(const World& world) {
+  const mpm::Particles& particles = world.particles;
+  const int count = static_cast<int>(particles.size());
+  int first_bad = count;  // the lowest index, whatever the number of threads
+#pragma omp parallel for schedule(static) reduction(min : first_bad)
+  for (int p = 0; p < count; ++p) {
+    if (!particles.position[p].allFinite() || !particles.velocity[p].allFinite() ||
+        !particles.deformation_gradient[p].allFinite()) {
+      first_bad = std::min(first_bad, p);
+    }
+  }
+  if (first_bad < count) {
+    return "particle " + std::to_string(first_bad) + " has a non-finite position, velocity or deformation gradient";
+  }
+  for (const rigid::RigidBody& body : world.bodies) {
+    if (!body.pose.position.allFinite() || !body.linear_velocity.allFinite() || !body.angular_velocity.allFinite() ||
+        !body.pose.orientation.coeffs().allFinite()) {
+      return "rigid body '" + body.name + "' has a non-finite pose or velocity";
+    }
+  }
+  return "";
+}
 
 int AddArticulatedBody(World& world, const std::string& name, std::vector<rigid::Geometry> geometries, double density,
                        rigid::JointSpec joint) {

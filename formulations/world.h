@@ -32,6 +32,11 @@ struct World {
 int AddArticulatedBody(World& world, const std::string& name, std::vector<rigid::Geometry> geometries, double density,
                        rigid::JointSpec joint);
 
+// Empty when every particle's position, velocity and deformation gradient and every body's
+// pose and velocity are finite; else a description of the first value that is not. The run
+// checks it after each step, the explicit formulations before each substep.
+std::string FindNonFiniteState(const World& world);
+
 // Copies every link's pose and spatial velocity from world.multibody into its mirror body
 // (after multibody.UpdateKinematics()).
 void SyncArticulatedBodies(World& world);

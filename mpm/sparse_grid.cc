@@ -4,19 +4,29 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <sstream>
 
 namespace contactlab::mpm {
 namespace {
 
 constexpr int kCoordinateBits = 21;
 constexpr std::int64_t kCoordinateBias = std::int64_t{1} << (kCoordinateBits - 1);
+// A particle block and its +1 neighbours must have distinct keys.
+static_assert(SparseGrid::kMaxNodeCoordinate / SparseGrid::kBlockWidth + 2 < kCoordinateBias);
 
 int LocalIndex(const NodeCoordinate& node) {
   return (node.x() & 3) + SparseGrid::kBlockWidth * ((node.y() & 3) + SparseGrid::kBlockWidth * (node.z() & 3));
 }
 
 }  // namespace
+
+void DebugCheckFailed(const char* condition, const char* file, int line) {
+  std::fprintf(stderr, "contactlab: internal check failed: %s (%s:%d)\n", condition, file, line);
+  std::abort();
+}
 
 SparseGrid::SparseGrid(double spacing) : spacing_(spacing) {}
 
@@ -29,6 +39,8 @@ std::uint64_t SparseGrid::PackBlock(const NodeCoordinate& block) {
 }
 
 int SparseGrid::FindBlock(const NodeCoordinate& block) const {
+  // A block beyond the key range would alias an allocated one.
+  if ((block.array().abs() >= kCoordinateBias).any()) return -1;
   const auto found = block_index_.find(PackBlock(block));
   return found == block_index_.end() ? -1 : found->second;
 }
@@ -120,17 +132,35 @@ void SparseGrid::Rebuild(const std::vector<Vector3>& positions) {
     min_x = min_y = min_z = std::numeric_limits<int>::max();
     max_x = max_y = max_z = std::numeric_limits<int>::min();
   }
-#pragma omp parallel for schedule(static) reduction(min : min_x, min_y, min_z) reduction(max : max_x, max_y, max_z)
+  int first_outside = particle_count;  // the lowest-numbered particle outside the range
+#pragma omp parallel for schedule(static) reduction(min                                   \
+                                                    : min_x, min_y, min_z, first_outside) \
+    reduction(max                                                                         \
+              : max_x, max_y, max_z)
   for (int p = 0; p < particle_count; ++p) {
-    NodeCoordinate base;
+    NodeCoordinate base = NodeCoordinate::Zero();
     for (int axis = 0; axis < 3; ++axis) {
-      base[axis] = static_cast<int>(std::floor(positions[p][axis] * inverse_spacing - 0.5));
+      const double scaled = positions[p][axis] * inverse_spacing - 0.5;
+      // Also false for NaN; converting such a value to int would be undefined.
+      if (!(std::abs(scaled) <= kMaxNodeCoordinate)) {
+        first_outside = std::min(first_outside, p);
+        continue;
+      }
+      base[axis] = static_cast<int>(std::floor(scaled));
     }
     const NodeCoordinate block = BlockOf(base);
     particle_base_blocks_[p] = block;
     min_x = std::min(min_x, block.x()), max_x = std::max(max_x, block.x());
     min_y = std::min(min_y, block.y()), max_y = std::max(max_y, block.y());
     min_z = std::min(min_z, block.z()), max_z = std::max(max_z, block.z());
+  }
+  if (first_outside < particle_count) {
+    std::ostringstream message;
+    message.precision(6);
+    message << "particle " << first_outside << " at (" << positions[first_outside].transpose()
+            << ") m is not finite or lies beyond the grid's range of " << kMaxNodeCoordinate << " cells of " << spacing_
+            << " m from the origin";
+    throw ParticleOutsideGrid(message.str());
   }
 
   // 2. Sort the particles by block key, stable in particle index so the order is unique;

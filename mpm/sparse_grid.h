@@ -10,6 +10,7 @@
 // Either result is bitwise independent of the number of threads (spec-sap-qn §6.1).
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
@@ -17,6 +18,24 @@
 #include "mpm/types.h"
 
 namespace contactlab::mpm {
+
+// Thrown by SparseGrid::Rebuild for a particle whose position is not finite or lies beyond
+// the grid's coordinate range: the state has blown up. Formulation::Step reports it as a
+// divergence.
+class ParticleOutsideGrid : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Checks that hold by construction and guard memory (a stencil inside its halo box): on in
+// Debug builds and in the sanitizer build (CONTACTLAB_SANITIZE), compiled out otherwise.
+#if !defined(NDEBUG) || defined(CONTACTLAB_SANITIZE)
+#define CONTACTLAB_DEBUG_CHECK(condition) \
+  ((condition) ? static_cast<void>(0) : ::contactlab::mpm::DebugCheckFailed(#condition, __FILE__, __LINE__))
+#else
+#define CONTACTLAB_DEBUG_CHECK(condition) static_cast<void>(0)
+#endif
+[[noreturn]] void DebugCheckFailed(const char* condition, const char* file, int line);
 
 class SparseGrid {
  public:
@@ -28,8 +47,12 @@ class SparseGrid {
 
   double spacing() const { return spacing_; }
   // Allocates the blocks touched by the quadratic stencils of `positions`, orders the
-  // particles by block and zeroes every node field. Keeps capacity between calls.
+  // particles by block and zeroes every node field. Keeps capacity between calls. A position
+  // that is not finite or lies more than kMaxNodeCoordinate cells from the origin along an
+  // axis throws ParticleOutsideGrid (block keys have 21 bits per axis: beyond that, two
+  // blocks would share a key and a stencil would leave its halo box).
   void Rebuild(const std::vector<Vector3>& positions);
+  static constexpr double kMaxNodeCoordinate = 4.0e6;
 
   int num_nodes() const { return static_cast<int>(block_coordinates_.size()) * kNodesPerBlock; }
   int num_blocks() const { return static_cast<int>(block_coordinates_.size()); }

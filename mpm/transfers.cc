@@ -16,6 +16,13 @@ namespace {
 // on the benchmark block). A hint only: it changes no value.
 constexpr int kPrefetchDistance = 8;
 
+// The first node of a stencil, relative to its block's halo box, leaves the whole 3×3×3
+// stencil inside the 6×6×6 box (SparseGrid::Rebuild sorts each particle into the block of
+// its base node).
+[[maybe_unused]] bool StencilInsideHaloBox(const NodeCoordinate& first) {
+  return (first.array() >= 0).all() && (first.array() <= SparseGrid::kHaloWidth - 3).all();
+}
+
 void PrefetchMatrix(const Matrix3& matrix) {
   // 72 bytes: two cache lines at most.
   __builtin_prefetch(matrix.data());
@@ -91,6 +98,7 @@ template <typename Pack4>
     if (role == ClothRole::kPinnedVertex) continue;
     const QuadraticStencil stencil = ComputeQuadraticStencil(particles.position[p], spacing);
     const NodeCoordinate first = stencil.base_node - halo_origin;  // in [0, 3]³
+    CONTACTLAB_DEBUG_CHECK(StencilInsideHaloBox(first));
     Eigen::Vector4d* const stencil_corner =
         &halo[first.x() + SparseGrid::kHaloWidth * (first.y() + SparseGrid::kHaloWidth * first.z())];
 
@@ -183,6 +191,7 @@ template <typename Pack4>
     if (cloth_role != nullptr && cloth_role[p] == ClothRole::kPinnedVertex) continue;  // its pin moves it
     const QuadraticStencil stencil = ComputeQuadraticStencil(particles.position[p], spacing);
     const NodeCoordinate first = stencil.base_node - halo_origin;  // in [0, 3]³
+    CONTACTLAB_DEBUG_CHECK(StencilInsideHaloBox(first));
     const double(*const stencil_corner)[4] =
         &halo_velocity[first.x() + SparseGrid::kHaloWidth * (first.y() + SparseGrid::kHaloWidth * first.z())];
 

@@ -43,7 +43,7 @@ ExplicitCouplingOptions ExplicitCouplingOptions::FromParameters(const ParameterS
                                                                 const std::string& prefix) {
   ExplicitCouplingOptions options;
   options.cfl = parameters.GetDouble(prefix + ".cfl");
-  options.max_substeps = static_cast<int>(parameters.GetInt(prefix + ".max_substeps"));
+  options.max_substeps = parameters.GetIntAs<int>(prefix + ".max_substeps");
   options.contact = contact::ContactModelParameters::SapConeFromParameters(parameters);
   return options;
 }
@@ -257,6 +257,12 @@ StepReport ExplicitGridCoupling::AdvanceState(World& world, double dt) {
   double remaining = dt;
   int substeps = 0;
   while (remaining > 1e-12 * dt) {
+    // A substep can leave a non-finite state (an overflow in P2G, a degenerate body) that the
+    // next one would scatter: checked before each, not only at the end of the step.
+    if (const std::string bad_state = FindNonFiniteState(world); !bad_state.empty()) {
+      throw SimulationDiverged(std::string(name()) + ": at t = " + std::to_string(world.time) + " s, substep " +
+                               std::to_string(substeps + 1) + ": " + bad_state);
+    }
     const double stable = std::min(StableExplicitSubstep(world, options_.cfl), remaining);
     if (!std::isfinite(stable) || stable <= 0.0) {
       throw SimulationDiverged(std::string(name()) +
