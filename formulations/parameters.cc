@@ -165,6 +165,10 @@ void ParameterSet::Set(const std::string& key, const ParameterValue& value, cons
     throw InputError(origin + ": key '" + key + "' expects a " + TypeName(expected) + ", got a " + TypeName(value) +
                      " (" + ToString(value) + ")");
   }
+  // No key takes nan or inf (TOML can write them; --set's text parse refuses them too).
+  if (const auto* real = std::get_if<double>(&value); real != nullptr && !std::isfinite(*real)) {
+    throw InputError(origin + ": key '" + key + "' expects a finite number, got " + ToString(value));
+  }
   values_[key] = value;
 }
 

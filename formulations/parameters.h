@@ -5,6 +5,7 @@
 // ParameterSet that is validated once before anything runs.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -104,6 +105,18 @@ const std::string& ChoiceName(Enum member, const ChoiceTable<Enum>& table) {
 std::string ToString(const ParameterValue& value);
 const char* TypeName(const ParameterValue& value);
 
+// `value` of key `key` as `Integer`; InputError naming the key and the type's range when it
+// does not fit.
+template <typename Integer>
+Integer NarrowInteger(const std::string& key, std::int64_t value) {
+  if (!std::in_range<Integer>(value)) {
+    throw InputError("key '" + key + "' = " + std::to_string(value) + " is out of range (at most " +
+                     std::to_string(std::numeric_limits<Integer>::max()) + ", at least " +
+                     std::to_string(std::numeric_limits<Integer>::min()) + ")");
+  }
+  return static_cast<Integer>(value);
+}
+
 class ParameterSet {
  public:
   // Declares the accepted keys with their defaults. Re-declaring a key is an error.
@@ -125,6 +138,19 @@ class ParameterSet {
   bool IsAuto(const std::string& key) const;
   std::optional<double> GetOptionalDouble(const std::string& key) const;
   std::optional<std::int64_t> GetOptionalInt(const std::string& key) const;
+  // An integer key (stored in 64 bits) as the narrower type the code keeps it in: InputError
+  // naming the key when the value lies outside that type's range, so that 2^32 + 1 never
+  // runs as 1 nor 2^31 as a negative limit.
+  template <typename Integer>
+  Integer GetIntAs(const std::string& key) const {
+    return NarrowInteger<Integer>(key, GetInt(key));
+  }
+  template <typename Integer>
+  std::optional<Integer> GetOptionalIntAs(const std::string& key) const {
+    const std::optional<std::int64_t> value = GetOptionalInt(key);
+    if (!value) return std::nullopt;
+    return NarrowInteger<Integer>(key, *value);
+  }
   bool GetBool(const std::string& key) const;
   const std::string& GetString(const std::string& key) const;
   const ParameterValue& Get(const std::string& key) const;

@@ -9,6 +9,11 @@ namespace contactlab::mpm {
 ClothMesh RectangleCloth(double width, double height, int columns, int rows, const Vector3& origin,
                          const Vector3& along_width, const Vector3& along_height) {
   if (columns < 2 || rows < 2) throw std::invalid_argument("a cloth rectangle needs at least 2 x 2 vertices");
+  // In 64 bits: columns · rows must not wrap before it is compared.
+  if (static_cast<std::int64_t>(columns) * rows > kMaxClothVertices) {
+    throw std::length_error("a cloth rectangle of " + std::to_string(columns) + " x " + std::to_string(rows) +
+                            " vertices has more than " + std::to_string(kMaxClothVertices));
+  }
   ClothMesh mesh;
   mesh.rest_positions.reserve(static_cast<std::size_t>(columns) * rows);
   for (int j = 0; j < rows; ++j) {

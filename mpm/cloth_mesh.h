@@ -14,6 +14,7 @@
 // that the cloth's in-plane stiffness is the E and ν it is given; spec-sap-qn §2.5 notes
 // that the authors' code weights by the face particle's A t / 4, a 4× softer cloth.
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include <Eigen/Core>
@@ -29,10 +30,15 @@ struct ClothMesh {
   std::vector<std::array<int, 3>> triangles;  // vertex indices, counter-clockwise about the normal
 };
 
+// The most vertices RectangleCloth makes (std::length_error beyond): with about two face
+// particles per vertex, 3·10⁷ particles, far beyond any cloth scene here and near what memory
+// holds.
+inline constexpr std::int64_t kMaxClothVertices = 10'000'000;
+
 // A rectangle of width × height [m] in the plane through `origin` spanned by the unit
 // vectors `along_width` and `along_height` (the normal is their cross product), with
 // columns × rows vertices on a regular grid, each grid cell split into two triangles along
-// alternating diagonals. columns, rows ≥ 2.
+// alternating diagonals. columns, rows ≥ 2 (std::invalid_argument otherwise).
 ClothMesh RectangleCloth(double width, double height, int columns, int rows, const Vector3& origin,
                          const Vector3& along_width, const Vector3& along_height);
 

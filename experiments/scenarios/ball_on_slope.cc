@@ -78,7 +78,7 @@ class BallOnSlope final : public Scenario {
     sampling.grid_spacing = parameters.GetDouble("grid_spacing");
     sampling.particles_per_cell = parameters.GetDouble("particles_per_cell");
     sampling.jitter = parameters.GetDouble("sampling_jitter");
-    sampling.seed = static_cast<std::uint64_t>(parameters.GetInt("sampling_seed"));
+    sampling.seed = parameters.GetIntAs<std::uint64_t>("sampling_seed");
     const double r = radius_;
     const auto positions = mpm::SampleSolid([&](const Vector3& x) { return (x - center).norm() - r; },
                                             Eigen::AlignedBox3d(center.array() - r, center.array() + r), sampling);

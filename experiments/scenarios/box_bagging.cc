@@ -27,7 +27,7 @@ class ClothCradle final : public Scenario {
 
   void Build(const ParameterSet& parameters, World& world) override {
     const double side = parameters.GetDouble("cloth_size");
-    const int vertices_per_side = static_cast<int>(parameters.GetInt("vertices_per_side"));
+    const int vertices_per_side = parameters.GetIntAs<int>("vertices_per_side");
     const double height = parameters.GetDouble("cloth_height");
     floor_z_ = parameters.GetDouble("floor_height");
     release_time_ = parameters.GetDouble("release_time");
@@ -206,7 +206,7 @@ class ClothCradle final : public Scenario {
   // 2 × 2 corner vertices, flat at laundry_height above the bag's centre until drop_time.
   void AddLaundry(const ParameterSet& parameters, World& world) {
     const double side = parameters.GetDouble("laundry_size");
-    const int n = static_cast<int>(parameters.GetInt("laundry_vertices_per_side"));
+    const int n = parameters.GetIntAs<int>("laundry_vertices_per_side");
     if (n < 4) throw InputError("key 'laundry_vertices_per_side' must be at least 4");
     const mpm::ClothMesh mesh =
         mpm::RectangleCloth(side, side, n, n, Vector3(-0.5 * side, -0.5 * side, parameters.GetDouble("laundry_height")),

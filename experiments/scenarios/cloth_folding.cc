@@ -37,8 +37,8 @@ class ClothFolding final : public Scenario {
   void Build(const ParameterSet& parameters, World& world) override {
     length_ = parameters.GetDouble("cloth_length");
     width_ = parameters.GetDouble("cloth_width");
-    const int nx = static_cast<int>(parameters.GetInt("vertices_along_length"));
-    const int ny = static_cast<int>(parameters.GetInt("vertices_along_width"));
+    const int nx = parameters.GetIntAs<int>("vertices_along_length");
+    const int ny = parameters.GetIntAs<int>("vertices_along_width");
     if (nx < 4 || ny < 4) throw InputError("keys 'vertices_along_length', 'vertices_along_width' must be at least 4");
     world.gravity = Vector3(0.0, 0.0, -parameters.GetDouble("gravity"));
     world.grid_spacing = parameters.GetDouble("grid_spacing");

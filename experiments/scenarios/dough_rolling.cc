@@ -123,7 +123,7 @@ class DoughRolling final : public Scenario {
     sampling.grid_spacing = world.grid_spacing;
     sampling.particles_per_cell = parameters.GetDouble("particles_per_cell");
     sampling.jitter = parameters.GetDouble("sampling_jitter");
-    sampling.seed = static_cast<std::uint64_t>(parameters.GetInt("sampling_seed"));
+    sampling.seed = parameters.GetIntAs<std::uint64_t>("sampling_seed");
     const Vector3 size(length, width, thickness);
     const Vector3 half_size = 0.5 * size;
     std::vector<Vector3> positions =

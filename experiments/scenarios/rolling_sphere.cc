@@ -44,7 +44,7 @@ class RollingSphere final : public Scenario {
       sampling.grid_spacing = world.grid_spacing;
       sampling.particles_per_cell = parameters.GetDouble("particles_per_cell");
       sampling.jitter = parameters.GetDouble("sampling_jitter");
-      sampling.seed = static_cast<std::uint64_t>(parameters.GetInt("sampling_seed"));
+      sampling.seed = parameters.GetIntAs<std::uint64_t>("sampling_seed");
       const double r = radius_;
       std::vector<Vector3> positions =
           mpm::SampleSolid([r](const Vector3& x) { return x.norm() - r; },

@@ -91,8 +91,8 @@ PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
   options.contact.penetration_fraction = parameters.GetDouble("penalty.penetration_fraction");
   options.contact.box_as_mesh = GetChoice(parameters, "penalty.box_relaxation", BoxRelaxationNames());
   options.newton_tolerance = parameters.GetDouble("penalty.newton_tolerance");
-  options.newton.max_iterations = static_cast<int>(parameters.GetInt("penalty.max_newton_iterations"));
-  options.newton.gmres_iterations = static_cast<int>(parameters.GetInt("penalty.gmres_iterations"));
+  options.newton.max_iterations = parameters.GetIntAs<int>("penalty.max_newton_iterations");
+  options.newton.gmres_iterations = parameters.GetIntAs<int>("penalty.gmres_iterations");
   options.newton.gmres_relative_tolerance = parameters.GetDouble("penalty.gmres_tolerance");
   options.newton.preconditioner = GetChoice(parameters, "penalty.preconditioner", PreconditionerNames());
   options.sample_spacing = parameters.GetDouble("penalty.sample_spacing");

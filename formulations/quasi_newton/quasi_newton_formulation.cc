@@ -358,13 +358,13 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
 
 QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(const ParameterSet& parameters) {
   QuasiNewtonFormulationOptions options;
-  options.substeps = static_cast<int>(parameters.GetOptionalInt("quasi_newton.substeps").value_or(0));
+  options.substeps = parameters.GetOptionalIntAs<int>("quasi_newton.substeps").value_or(0);
   options.cfl = parameters.GetDouble("quasi_newton.cfl");
-  options.max_substeps = static_cast<int>(parameters.GetInt("quasi_newton.max_substeps"));
+  options.max_substeps = parameters.GetIntAs<int>("quasi_newton.max_substeps");
   options.solver.relative_tolerance = parameters.GetDouble("quasi_newton.relative_tolerance");
   options.solver.absolute_tolerance = parameters.GetDouble("quasi_newton.absolute_tolerance");
   options.stopping_frame = GetChoice(parameters, "quasi_newton.stopping_frame", StoppingFrameNames());
-  options.solver.max_iterations = static_cast<int>(parameters.GetInt("quasi_newton.max_iterations"));
+  options.solver.max_iterations = parameters.GetIntAs<int>("quasi_newton.max_iterations");
   options.contact_margin = parameters.GetOptionalDouble("quasi_newton.contact_margin").value_or(-1.0);
   options.backend = GetChoice(parameters, "quasi_newton.backend", BackendNames());
   options.stiffness_rule = GetChoice(parameters, "quasi_newton.stiffness_rule", StiffnessRuleNames());

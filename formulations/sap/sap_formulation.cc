@@ -210,13 +210,13 @@ SapOptions SapOptions::FromParameters(const ParameterSet& parameters) {
   SapOptions options;
   options.solver.relative_tolerance = parameters.GetDouble("sap.relative_tolerance");
   options.solver.absolute_tolerance = parameters.GetDouble("sap.absolute_tolerance");
-  options.solver.max_iterations = static_cast<int>(parameters.GetInt("sap.max_iterations"));
+  options.solver.max_iterations = parameters.GetIntAs<int>("sap.max_iterations");
   options.factorization_reuse_ratio = parameters.GetOptionalDouble("sap.factorization_reuse_ratio").value_or(-1.0);
   options.free_motion.relative_tolerance = parameters.GetDouble("sap.free_motion_tolerance");
-  options.free_motion.max_newton_iterations = static_cast<int>(parameters.GetInt("sap.max_free_motion_iterations"));
+  options.free_motion.max_newton_iterations = parameters.GetIntAs<int>("sap.max_free_motion_iterations");
   options.free_motion.tangent = GetChoice(parameters, "sap.free_motion_tangent", dynamics::FreeMotionTangentNames());
   options.linear_solver = GetChoice(parameters, "sap.linear_solver", LinearSolverNames());
-  options.max_dense_unknowns = static_cast<int>(parameters.GetInt("sap.max_dense_unknowns"));
+  options.max_dense_unknowns = parameters.GetIntAs<int>("sap.max_dense_unknowns");
   options.delassus_estimate = GetChoice(parameters, "sap.delassus_estimate", DelassusEstimateNames());
   options.warm_start = GetChoice(parameters, "sap.warm_start", WarmStartNames());
   options.plasticity = GetChoice(parameters, "sap.plasticity", dynamics::PlasticityTimingNames());
