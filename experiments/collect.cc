@@ -104,6 +104,18 @@ CollectedTable CollectRuns(const std::filesystem::path& out_dir) {
   return table;
 }
 
+std::vector<std::pair<std::filesystem::path, std::string>> CollectInputs(const std::filesystem::path& out_dir) {
+  std::vector<std::pair<std::filesystem::path, std::string>> inputs = {{out_dir / kManifestName, "manifest"}};
+  std::error_code error;
+  std::filesystem::directory_iterator item(out_dir, error), end;
+  for (; !error && item != end; item.increment(error)) {
+    const std::string name = item->path().filename().string();
+    const bool failure_record = name.size() > 12 && name.compare(name.size() - 12, 12, ".failed.json") == 0;
+    if (item->path().extension() == ".h5" || failure_record) inputs.emplace_back(item->path(), "run file");
+  }
+  return inputs;
+}
+
 void WriteCsv(const CollectedTable& table, std::ostream& out) {
   // Columns: fixed identity, swept keys, fixed outcome, then the remaining summary names.
   std::vector<std::string> header = {"run_id", "index", "sweep", "scenario", "formulation"};

@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "experiments/sweep_records.h"
@@ -28,6 +29,10 @@ struct CollectedTable {
 };
 
 CollectedTable CollectRuns(const std::filesystem::path& out_dir);
+
+// What CollectRuns reads in `out_dir`: its manifest, run files and failure records, each with
+// what it is, for RequireNotAnInput (`collect -o` never replaces one).
+std::vector<std::pair<std::filesystem::path, std::string>> CollectInputs(const std::filesystem::path& out_dir);
 
 // RFC 4180 CSV: run_id, index, sweep, scenario, formulation, the swept keys, status,
 // message, steps, wall_s, then every other /summary attribute by name (prefixed

@@ -70,16 +70,7 @@ std::vector<Leaf> ScalarLeaves(const toml::table& table, const std::string& path
 }  // namespace
 
 void ApplyTomlFile(const std::string& path, ParameterSet& parameters) {
-  RequireReadableFile(path, "configuration file");
-  toml::table table;
-  try {
-    table = toml::parse_file(path);
-  } catch (const toml::parse_error& error) {
-    std::ostringstream message;
-    message << path << ":" << error.source().begin.line << ":" << error.source().begin.column << ": "
-            << error.description();
-    throw InputError(message.str());
-  }
+  const toml::table table = ParseTomlFile(path, "configuration file");
   const std::vector<Leaf> leaves = ScalarLeaves(table, path);
 
   // Keys the run declares apply at once; keys scoped to the run's formulation by its table
@@ -100,7 +91,8 @@ void ApplyTomlFile(const std::string& path, ParameterSet& parameters) {
       // written inside its table.
       const std::string unscoped = leaf.key.substr(prefix.size());
       const ParameterSpec* spec = FindSpec(info, leaf.key);
-      if (spec == nullptr) spec = FindSpec(info, unscoped);
+      // Only a shared key may be written inside the table: [sap.sap] max_iterations is no key.
+      if (spec == nullptr && unscoped.compare(0, prefix.size(), prefix) != 0) spec = FindSpec(info, unscoped);
       if (spec == nullptr) {
         throw InputError(leaf.origin + ": unknown key '" + leaf.key + "' (not a parameter of formulation '" +
                          info.name + "'; see `contactlab describe SCENARIO -f " + info.name + "`)");

@@ -128,6 +128,79 @@ void WriteFileAtomically(const std::filesystem::path& path, std::string_view tex
   }
 }
 
+Subfolder::Subfolder(const std::filesystem::path& parent, const std::string& name, const std::string& what)
+    : path_(parent / name) {
+  const std::filesystem::path parent_folder = parent.empty() ? std::filesystem::path(".") : parent;
+  const int parent_descriptor = ::open(parent_folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (parent_descriptor < 0) {
+    throw InputError(parent_folder.string() + ": cannot open the folder of the " + what + ": " + ErrnoText(errno));
+  }
+  if (::mkdirat(parent_descriptor, name.c_str(), 0755) != 0 && errno != EEXIST) {
+    const int code = errno;
+    ::close(parent_descriptor);
+    throw InputError(path_.string() + ": cannot create the " + what + ": " + ErrnoText(code));
+  }
+  descriptor_ = ::openat(parent_descriptor, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int code = errno;
+  struct stat info {};
+  const bool described = ::fstatat(parent_descriptor, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0;
+  ::close(parent_descriptor);
+  if (descriptor_ < 0) {
+    if (described && S_ISLNK(info.st_mode)) {
+      throw InputError(path_.string() + ": refusing to use it as the " + what +
+                       ": it is a symbolic link (remove it; the " + what + " is never written through a link)");
+    }
+    if (described && !S_ISDIR(info.st_mode)) {
+      throw InputError(path_.string() + ": cannot be the " + what + ": it is " + Kind(info));
+    }
+    throw InputError(path_.string() + ": cannot open the " + what + ": " + ErrnoText(code));
+  }
+  if (::faccessat(descriptor_, ".", W_OK | X_OK, 0) != 0) {
+    const int access_code = errno;
+    ::close(descriptor_);
+    descriptor_ = -1;
+    throw InputError(path_.string() + ": cannot write in the " + what + ": " + ErrnoText(access_code));
+  }
+}
+
+Subfolder::~Subfolder() {
+  if (descriptor_ >= 0) ::close(descriptor_);
+}
+
+int Subfolder::CreateFreshFile(const std::string& name) const {
+  struct stat info {};
+  if (::fstatat(descriptor_, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+      (S_ISREG(info.st_mode) || S_ISLNK(info.st_mode))) {
+    ::unlinkat(descriptor_, name.c_str(), 0);
+  }
+  const int file = ::openat(descriptor_, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (file < 0) {
+    const int code = errno;
+    throw InputError((path_ / name).string() + ": cannot create: " +
+                     (code == EEXIST ? "something that is not a file is in the way" : ErrnoText(code)));
+  }
+  return file;
+}
+
+void RequireNotAnInput(const std::filesystem::path& output, const std::string& what,
+                       const std::vector<std::pair<std::filesystem::path, std::string>>& inputs) {
+  std::error_code error;
+  const std::filesystem::path output_path = std::filesystem::weakly_canonical(output, error);
+  struct stat output_info {};
+  const bool output_exists = ::stat(output.c_str(), &output_info) == 0;
+  for (const auto& [input, input_what] : inputs) {
+    std::error_code input_error;
+    const std::filesystem::path input_path = std::filesystem::weakly_canonical(input, input_error);
+    struct stat input_info {};
+    const bool same_inode = output_exists && ::stat(input.c_str(), &input_info) == 0 &&
+                            input_info.st_dev == output_info.st_dev && input_info.st_ino == output_info.st_ino;
+    if (same_inode || (!error && !input_error && output_path == input_path)) {
+      throw InputError(output.string() + ": refusing to write the " + what + " over the " + input_what + " (" +
+                       input.string() + ")");
+    }
+  }
+}
+
 FolderLock::FolderLock(const std::filesystem::path& folder, const std::string& purpose) {
   const std::filesystem::path file = folder / ".contactlab.lock";
   descriptor_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace contactlab::experiments {
 
@@ -35,6 +37,35 @@ void WriteFileAtomically(const std::filesystem::path& path, std::string_view tex
 
 // Removes `path` when it is a regular file or a symbolic link (not what it points to).
 void RemoveStaleFile(const std::filesystem::path& path);
+
+// A folder `name` inside `parent`, created when missing and held open. It is opened with
+// O_NOFOLLOW | O_DIRECTORY relative to the parent's descriptor, so a symbolic link planted
+// under that name (or anything else that is not a folder) is refused with an InputError, and
+// files are then created relative to the held descriptor: swapping the folder for a link
+// afterwards changes nothing. `what` ("log folder") names it in messages.
+class Subfolder {
+ public:
+  Subfolder(const std::filesystem::path& parent, const std::string& name, const std::string& what);
+  ~Subfolder();
+  Subfolder(const Subfolder&) = delete;
+  Subfolder& operator=(const Subfolder&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  // Creates file `name` (no '/') in the folder afresh for writing and returns its descriptor
+  // (O_CLOEXEC; the caller closes it): a file or symbolic link already there is removed, never
+  // followed or truncated. InputError naming the file when it cannot be created.
+  int CreateFreshFile(const std::string& name) const;
+
+ private:
+  int descriptor_ = -1;
+  std::filesystem::path path_;
+};
+
+// InputError when `output` (the file `what` will write) is the same file as one of `inputs`
+// (path and what it is: "sweep file", "manifest"), by path or by inode: an output option must
+// never replace what the command reads or manages.
+void RequireNotAnInput(const std::filesystem::path& output, const std::string& what,
+                       const std::vector<std::pair<std::filesystem::path, std::string>>& inputs);
 
 // An exclusive advisory lock on "<folder>/.contactlab.lock", held for the object's life:
 // one `sweep run` per output folder. Throws InputError when another process holds it.

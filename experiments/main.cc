@@ -59,6 +59,9 @@ void InstallRunInterruptHandlers() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) then fails the write with EFBIG, which takes the same
+  // one-line path as a full disk and removes the partial file, instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"contactlab: compare MPM-rigid frictional contact formulations on analytic scenes"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "contactlab 0.1.0");
@@ -189,18 +192,28 @@ int main(int argc, char** argv) {
       const std::string script =
           contactlab::experiments::SlurmArrayScript(definition, static_cast<int>(entries.size()), slurm);
       const std::filesystem::path out_dir(sweep_out_dir);
-      contactlab::experiments::EnsureWritableFolder(out_dir, "output folder");
-      const contactlab::experiments::FolderLock lock(out_dir, "running a sweep");
-      contactlab::experiments::EnsureWritableFolder(out_dir / "logs", "log folder");
-      contactlab::experiments::WriteManifest(out_dir / "manifest.jsonl", entries);
       const std::filesystem::path script_path =
           slurm_script_path.empty() ? out_dir / "sweep.slurm" : std::filesystem::path(slurm_script_path);
+      const auto inputs = contactlab::experiments::SweepInputs(definition);
+      contactlab::experiments::RequireNotAnInput(out_dir / "manifest.jsonl", "manifest", inputs);
+      auto script_inputs = inputs;
+      script_inputs.emplace_back(out_dir / "manifest.jsonl", "manifest");
+      contactlab::experiments::RequireNotAnInput(script_path, "Slurm script (--script)", script_inputs);
+      contactlab::experiments::EnsureWritableFolder(out_dir, "output folder");
+      const contactlab::experiments::FolderLock lock(out_dir, "running a sweep");
+      // Slurm writes the tasks' logs there: created here, and refused when it is a link.
+      const contactlab::experiments::Subfolder logs(out_dir, "logs", "log folder");
+      contactlab::experiments::WriteManifest(out_dir / "manifest.jsonl", entries);
       contactlab::experiments::WriteFileAtomically(script_path, script);
       std::filesystem::permissions(script_path, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
       std::printf("%s: %zu array tasks; submit with: sbatch %s\n", script_path.string().c_str(), entries.size(),
                   script_path.string().c_str());
     } else if (collect->parsed()) {
-      if (!collect_out.empty()) contactlab::experiments::CheckOutputPath(collect_out, "table (-o)");
+      if (!collect_out.empty()) {
+        contactlab::experiments::CheckOutputPath(collect_out, "table (-o)");
+        contactlab::experiments::RequireNotAnInput(collect_out, "table (-o)",
+                                                   contactlab::experiments::CollectInputs(collect_dir));
+      }
       const auto table = contactlab::experiments::CollectRuns(collect_dir);
       if (collect_out.empty()) {
         contactlab::experiments::WriteCsv(table, std::cout);

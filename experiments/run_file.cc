@@ -4,6 +4,7 @@
 #include <hdf5.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -281,6 +282,7 @@ RunFileContents ReadRunFile(const std::filesystem::path& file, std::chrono::mill
   int channel[2];
   if (::pipe2(channel, O_CLOEXEC) != 0) Fail(name, std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) {
     ::close(channel[0]);
@@ -288,6 +290,10 @@ RunFileContents ReadRunFile(const std::filesystem::path& file, std::chrono::mill
     Fail(name, std::string("fork: ") + std::strerror(errno));
   }
   if (child == 0) {
+    // The reader dies with its caller: a killed `collect` must not leave it running on a file
+    // that hangs HDF5. (The check after the request covers a caller that died before it.)
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
     ::close(channel[0]);
     Encoder encoder;
     try {

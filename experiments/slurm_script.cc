@@ -1,6 +1,7 @@
 #include "experiments/slurm_script.h"
 
 #include <sstream>
+#include <string_view>
 
 #include "experiments/file_safety.h"
 #include "formulations/parameters.h"
@@ -15,10 +16,16 @@ std::string ShellQuote(const std::string& text) {
   return quoted + "'";
 }
 
-// #SBATCH lines are not parsed by a shell: values must not need quoting.
+// #SBATCH lines are not parsed by a shell: values must not need quoting. Refused: spaces and
+// every control byte (\r, \v and \f end or split a directive as surely as \n), quotes, $, `
+// and backslashes.
 std::string DirectiveValue(const std::string& key, const std::string& value) {
-  if (value.find_first_of(" \t\n'\"\\$`") != std::string::npos) {
-    throw InputError(key + ": '" + value + "' cannot appear in an #SBATCH line (spaces, quotes or $)");
+  for (const char c : value) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte <= 0x20 || byte == 0x7f || std::string_view("'\"\\$`").find(c) != std::string_view::npos) {
+      throw InputError(key + ": '" + value +
+                       "' cannot appear in an #SBATCH line (spaces, control characters, quotes, $, ` or \\)");
+    }
   }
   return value;
 }

@@ -135,16 +135,7 @@ KeyValues FromJsonObject(const nlohmann::json& object, const std::string& origin
 }  // namespace
 
 SweepDefinition LoadSweep(const std::filesystem::path& file) {
-  RequireReadableFile(file, "sweep file");
-  toml::table root;
-  try {
-    root = toml::parse_file(file.string());
-  } catch (const toml::parse_error& error) {
-    std::ostringstream message;
-    message << file.string() << ":" << error.source().begin.line << ":" << error.source().begin.column << ": "
-            << error.description();
-    throw InputError(message.str());
-  }
+  const toml::table root = ParseTomlFile(file, "sweep file");
   for (auto&& [name, node] : root) {
     const std::string section(name.str());
     if (section != "sweep" && section != "base" && section != "axes" && section != "zip") {
@@ -164,6 +155,7 @@ SweepDefinition LoadSweep(const std::filesystem::path& file) {
                        "' in [sweep] (expected name, scenario, formulation, config, description)");
     }
   }
+  RequireString(file, *header, "description");  // free text, but text
   sweep.name = RequireString(file, *header, "name");
   if (sweep.name.empty()) sweep.name = file.stem().string();
   // The name becomes a folder, a Slurm job name and part of a generated script.
@@ -324,9 +316,33 @@ std::optional<std::filesystem::path> ConfigFile(const SweepDefinition& sweep, co
   return std::filesystem::path(path);
 }
 
+std::vector<std::pair<std::filesystem::path, std::string>> SweepInputs(const SweepDefinition& sweep) {
+  std::vector<std::pair<std::filesystem::path, std::string>> inputs = {{sweep.file, "sweep file"}};
+  std::set<std::string> scenarios;
+  if (!sweep.scenario.empty()) scenarios.insert(sweep.scenario);
+  for (const SweepAxis& axis : sweep.axes) {
+    for (std::size_t k = 0; k < axis.keys.size(); ++k) {
+      if (axis.keys[k] != kScenarioKey) continue;
+      for (const ParameterValue& value : axis.values[k]) scenarios.insert(std::get<std::string>(value));
+    }
+  }
+  for (const std::string& scenario : scenarios) {
+    if (const auto config = ConfigFile(sweep, scenario)) inputs.emplace_back(*config, "scene file");
+  }
+  return inputs;
+}
+
 std::vector<ManifestEntry> ExpandSweep(const SweepDefinition& sweep, std::vector<std::string>* warnings) {
   std::size_t total = 1;
-  for (const SweepAxis& axis : sweep.axes) total *= axis.size();
+  std::string sizes;
+  for (const SweepAxis& axis : sweep.axes) sizes += (sizes.empty() ? "" : " x ") + std::to_string(axis.size());
+  for (const SweepAxis& axis : sweep.axes) {
+    if (axis.size() > static_cast<std::size_t>(kMaxSweepRuns) / total) {
+      throw InputError(sweep.file.string() + ": the axes give " + sizes + " combinations, more than the " +
+                       std::to_string(kMaxSweepRuns) + " runs a sweep may have; split it into smaller sweeps");
+    }
+    total *= axis.size();
+  }
 
   std::vector<ManifestEntry> entries;
   std::set<std::string> run_ids;
@@ -438,8 +454,17 @@ ManifestEntry FromJsonLine(const std::string& text, const std::string& origin) {
   }
   ManifestEntry entry;
   try {
-    entry.index = line.at("index").get<int>();
-    if (entry.index < 0) throw InputError(origin + ": field 'index' must be >= 0");
+    // A whole number in [0, kMaxSweepRuns): 0.9 or 2^32 must not read as some other index.
+    const auto& index = line.at("index");
+    const bool in_range = index.is_number_unsigned() ? index.get<std::uint64_t>() < kMaxSweepRuns
+                          : index.is_number_integer()
+                              ? index.get<std::int64_t>() >= 0 && index.get<std::int64_t>() < kMaxSweepRuns
+                              : false;
+    if (!in_range) {
+      throw InputError(origin + ": field 'index' = " + index.dump() + " is not a whole number from 0 to " +
+                       std::to_string(kMaxSweepRuns - 1));
+    }
+    entry.index = static_cast<int>(index.get<std::int64_t>());
     entry.run_id = line.at("run_id").get<std::string>();
     // The run_id names the run's files inside the output folder: never a path.
     if (!IsValidRunId(entry.run_id)) {

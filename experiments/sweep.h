@@ -38,6 +38,7 @@
 //   [axes]
 //   scenario = ["ball_on_slope", "squeezed_cube"]
 //   formulation = ["sap", "penalty"]
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -88,11 +89,20 @@ struct ManifestEntry {
   std::vector<std::pair<std::string, ParameterValue>> parameters;
 };
 
+// The most runs a sweep may have. The product of its axes is computed with overflow checks
+// and refused above this before any run is resolved (each resolved run holds its whole
+// configuration); manifest indices are read within it. Split a larger study into sweeps.
+inline constexpr std::int64_t kMaxSweepRuns = 100000;
+
 // Reads and checks a sweep file. Errors are InputErrors naming the file and the key.
 SweepDefinition LoadSweep(const std::filesystem::path& file);
 
 // The scene file of `scenario`'s runs ("{scenario}" replaced), if the sweep names one.
 std::optional<std::filesystem::path> ConfigFile(const SweepDefinition& sweep, const std::string& scenario);
+
+// The files a sweep reads (the sweep file and the scene files of its scenarios), each with
+// what it is, for RequireNotAnInput: no output of the sweep may replace one.
+std::vector<std::pair<std::filesystem::path, std::string>> SweepInputs(const SweepDefinition& sweep);
 
 // The runs of a sweep in product order, duplicates removed, indices 0..n-1. Unknown keys and
 // type mismatches throw InputError; values that fail a parameter's check do not (the run

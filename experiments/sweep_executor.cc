@@ -51,13 +51,11 @@ void InstallStopHandlers() {
 }
 
 // Starts `contactlab run --manifest M --index I --out-dir D --quiet` with stdout and stderr
-// going to `log`, which is created afresh (a file or symbolic link already there is
-// removed, never followed or truncated).
+// going to the file `log_name` of `logs`, created afresh (a file or symbolic link already
+// there is removed, never followed or truncated).
 pid_t SpawnRun(const std::filesystem::path& executable, const std::filesystem::path& manifest, int index,
-               const std::filesystem::path& out_dir, const std::filesystem::path& log) {
-  RemoveStaleFile(log);
-  const int log_descriptor = ::open(log.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (log_descriptor < 0) throw InputError(log.string() + ": cannot create the run's log: " + std::strerror(errno));
+               const std::filesystem::path& out_dir, const Subfolder& logs, const std::string& log_name) {
+  const int log_descriptor = logs.CreateFreshFile(log_name);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, log_descriptor, STDOUT_FILENO);
@@ -112,11 +110,13 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
     std::fprintf(stderr, "contactlab: sweep %s: %s\n", sweep.name.c_str(), warning.c_str());
   const std::filesystem::path out_dir = options.out_dir;
   const std::filesystem::path manifest = out_dir / "manifest.jsonl";
-  const std::filesystem::path logs = out_dir / "logs";
+  const auto inputs = SweepInputs(sweep);
+  RequireNotAnInput(manifest, "manifest", inputs);
+  RequireNotAnInput(out_dir / "results.csv", "table", inputs);
   EnsureWritableFolder(out_dir, "output folder");
   // One sweep per folder at a time: two would rewrite each other's manifest and runs.
   const FolderLock lock(out_dir, "running a sweep");
-  EnsureWritableFolder(logs, "log folder");
+  const Subfolder logs(out_dir, "logs", "log folder");
   WriteManifest(manifest, entries);
   InstallStopHandlers();
 
@@ -135,10 +135,11 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
   if (std::getenv("OMP_THREAD_LIMIT") == nullptr) setenv("OMP_THREAD_LIMIT", std::getenv("OMP_NUM_THREADS"), 1);
   const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe");
   const int total = static_cast<int>(entries.size());
+  // The environment's values and the folder's name are escaped: a newline in them cannot split the line.
   std::fprintf(stderr,
                "contactlab: sweep %s: %d runs, %d at a time, OMP_NUM_THREADS=%s, OMP_THREAD_LIMIT=%s, into %s\n",
-               sweep.name.c_str(), total, options.jobs, std::getenv("OMP_NUM_THREADS"), std::getenv("OMP_THREAD_LIMIT"),
-               out_dir.string().c_str());
+               sweep.name.c_str(), total, options.jobs, OneLine(std::getenv("OMP_NUM_THREADS")).c_str(),
+               OneLine(std::getenv("OMP_THREAD_LIMIT")).c_str(), OneLine(out_dir.string()).c_str());
 
   // Runs already complete for the same configuration are not started again.
   std::deque<int> queue;
@@ -182,8 +183,9 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
       const int index = queue.front();
       queue.pop_front();
       const ManifestEntry& entry = entries[index];
-      const std::filesystem::path log = logs / (std::to_string(index) + "_" + entry.run_id + ".log");
-      running[SpawnRun(executable, manifest, index, out_dir, log)] = {index, Clock::now(), log};
+      const std::string log_name = std::to_string(index) + "_" + entry.run_id + ".log";
+      running[SpawnRun(executable, manifest, index, out_dir, logs, log_name)] = {index, Clock::now(),
+                                                                                 logs.path() / log_name};
     }
     // Wait for one child and record what it left. The wait polls (every 0.1 s) rather than
     // blocks, so a stop signal that lands just before it is still seen at once.
@@ -217,9 +219,9 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
     }
     ++finished;
     std::fprintf(stderr, "[%*d/%d] %-8s %9s  %s %s%s%s\n", static_cast<int>(std::to_string(total).size()), finished,
-                 total, record.status.c_str(), Seconds(seconds).c_str(), entry.formulation.c_str(),
+                 total, OneLine(record.status).c_str(), Seconds(seconds).c_str(), entry.formulation.c_str(),
                  DescribeSwept(entry).c_str(), record.status == "ok" ? "" : "  -- ",
-                 record.status == "ok" ? "" : record.message.substr(0, 160).c_str());
+                 record.status == "ok" ? "" : OneLine(record.message.substr(0, 160)).c_str());
   }
   const double sweep_seconds = std::chrono::duration<double>(Clock::now() - sweep_start).count();
 
@@ -228,10 +230,18 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
   std::map<std::string, int> counts;
   std::printf("%5s  %-12s  %-15s  %-40s  %-8s  %9s\n", "index", "run_id", "formulation", "swept", "status", "wall");
   for (const CollectedRun& run : table.runs) {
-    const int index = run.index.value_or(0);
-    const std::string wall = skipped.count(index) ? "skipped" : Seconds(WallSeconds(run.record, elapsed[index]));
-    std::printf("%5d  %-12s  %-15s  %-40s  %-8s  %9s\n", index, run.run_id.c_str(), run.formulation.c_str(),
-                DescribeSwept(entries[index]).c_str(), run.record.status.c_str(), wall.c_str());
+    // The table reads the folder's manifest again, which may have been replaced while the
+    // sweep ran: its indices name this sweep's runs only where they match one.
+    const int index = run.index.value_or(-1);
+    const bool own_run = index >= 0 && index < total && entries[index].run_id == run.run_id;
+    const auto seconds = own_run ? elapsed.find(index) : elapsed.end();
+    const std::string wall = own_run && skipped.count(index)
+                                 ? "skipped"
+                                 : Seconds(WallSeconds(run.record, seconds != elapsed.end() ? seconds->second : 0.0));
+    const std::string swept = own_run ? DescribeSwept(entries[index]) : "(not a run of this sweep)";
+    std::printf("%5d  %-12s  %-15s  %-40s  %-8s  %9s\n", index, OneLine(run.run_id).c_str(),
+                OneLine(run.formulation).c_str(), OneLine(swept).c_str(), OneLine(run.record.status).c_str(),
+                wall.c_str());
     counts[run.record.status]++;
   }
   std::ostringstream csv;

@@ -2,11 +2,13 @@
 // nonzero exit and no output file; a short ball_on_slope run writes a complete run file.
 #include <hdf5.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -14,6 +16,7 @@
 #include "experiments/config.h"
 #include "experiments/run_driver.h"
 #include "experiments/scenario.h"
+#include "experiments/toml_leaves.h"
 
 namespace contactlab::experiments {
 namespace {
@@ -59,7 +62,9 @@ TEST_P(BadInput, OneLineErrorNonzeroExitNoFile) {
 }
 
 std::string WriteBadToml() {
-  const auto path = TemporaryPath("bad_scene.toml");
+  // Every test process writes it when it starts (ctest runs the cases in parallel
+  // processes): one file per process, so that none reads another's half-written file.
+  const auto path = TemporaryPath("bad_scene_" + std::to_string(::getpid()) + ".toml");
   std::ofstream(path) << "radius = 0.5\nspeed_of_light = 3e8\n";
   return path.string();
 }
@@ -78,7 +83,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadInputCase{"run ball_on_slope -f hybrid_impulse --set dt=-0.01", "'dt'"},
         BadInputCase{"run ball_on_slope -f hybrid_impulse --set hybrid_impulse.cfl=2", "hybrid_impulse.cfl"},
         BadInputCase{"run ball_on_slope -f hybrid_impulse --config /no/such/file.toml", "/no/such/file.toml"},
-        BadInputCase{"run ball_on_slope -f hybrid_impulse --config " + WriteBadToml(), "speed_of_light"}));
+        BadInputCase{"run ball_on_slope -f hybrid_impulse --config " + WriteBadToml(), "speed_of_light"},
+        // Integer keys are 64-bit: a value past the type the code keeps is refused by name,
+        // never wrapped (2^32 + 1 to 1, 3·10⁹ to a negative limit).
+        BadInputCase{"run ball_on_slope -f hybrid_impulse --set hybrid_impulse.max_substeps=4294967297",
+                     "'hybrid_impulse.max_substeps' = 4294967297 is out of range"},
+        BadInputCase{"run ball_on_slope -f sap --set sap.max_iterations=3000000000",
+                     "'sap.max_iterations' = 3000000000 is out of range"},
+        BadInputCase{"run ball_on_slope -f penalty --set penalty.gmres_iterations=2147483648",
+                     "'penalty.gmres_iterations' = 2147483648 is out of range"},
+        BadInputCase{"run cloth_folding -f hybrid_impulse --set vertices_along_length=70000 "
+                     "--set vertices_along_width=70000",
+                     "70000 x 70000 vertices"}));
 
 bool HasObject(hid_t file, const char* path) {
   return H5Lexists(file, path, H5P_DEFAULT) > 0;
@@ -203,7 +219,13 @@ TEST(Config, KeysOfOtherFormulationsAreStillChecked) {
                           Case{"[penalty]\nstiffness = -3.0\n", "must be > 0"},
                           Case{"[quasi_newton]\nsubsteps = \"many\"\n", "quasi_newton.substeps"},
                           Case{"[contact]\nmodel = \"rubber\"\n", "contact.model"},
-                          Case{"[nonsense]\nx = 1\n", "unknown key 'nonsense.x'"}}) {
+                          Case{"[nonsense]\nx = 1\n", "unknown key 'nonsense.x'"},
+                          // A formulation's table inside itself is no table of it.
+                          Case{"[sap.sap]\nmax_iterations = 5\n", "unknown key 'sap.sap.max_iterations'"},
+                          Case{"[hybrid_impulse.hybrid_impulse]\ncfl = 0.2\n", "'hybrid_impulse.hybrid_impulse.cfl'"},
+                          // TOML spells nan and inf; no key takes them.
+                          Case{"mu = nan\n", "'mu' expects a finite number"},
+                          Case{"[penalty]\nstiffness = inf\n", "'penalty.stiffness' expects a finite number"}}) {
     const auto path = WriteScene("bad_table.toml", bad.text);
     ParameterSet hybrid = DeclareParameters("ball_on_slope", "hybrid_impulse");
     try {
@@ -215,6 +237,25 @@ TEST(Config, KeysOfOtherFormulationsAreStillChecked) {
       EXPECT_NE(message.find(bad.expected), std::string::npos) << message;
       EXPECT_NE(message.find("bad_table.toml:"), std::string::npos) << message;
       EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    }
+  }
+}
+
+TEST(Config, TomlNestingCountsKeysTablesAndArraysButNotTextOrNumbers) {
+  EXPECT_EQ(TomlNestingDepth("mu = 0.3\n"), 1);
+  EXPECT_EQ(TomlNestingDepth("[sap.contact]\nstiffness = 1.5e7\n"), 2);
+  EXPECT_EQ(TomlNestingDepth("a.b.c = [1.5, 2.5, 3.5, 4.5]\n"), 3);
+  EXPECT_EQ(TomlNestingDepth("x = [[1.0, 2.0], [3.0]]\n"), 2);
+  EXPECT_EQ(TomlNestingDepth("x = {a.b = {c = 1}}\n"), 3);
+  EXPECT_EQ(TomlNestingDepth("\"a.b.c.d\" = 'x.y.z' # a.b.c.d.e\nname = \"\"\"[[[{{{\n...\"\"\"\n"), 1);
+  // Every file the repository ships is far inside the limit.
+  for (const char* folder : {"data/scenes", "data/sweeps"}) {
+    for (const auto& item :
+         std::filesystem::directory_iterator(std::filesystem::path(CONTACTLAB_SOURCE_DIR) / folder)) {
+      if (item.path().extension() != ".toml") continue;
+      std::ifstream in(item.path());
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      EXPECT_LE(TomlNestingDepth(text), 6) << item.path();
     }
   }
 }

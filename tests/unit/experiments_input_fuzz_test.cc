@@ -196,43 +196,27 @@ std::vector<std::string> FilesIn(const fs::path& folder, const std::string& exte
   return contents;
 }
 
-const std::vector<std::string> kTomlTokens = {"[",
-                                              "]",
-                                              "[[",
-                                              "]]",
-                                              "=",
-                                              "\"",
-                                              "'",
-                                              "\"\"\"",
-                                              "\n",
-                                              "#",
-                                              ".",
-                                              ",",
-                                              "{",
-                                              "}",
-                                              "\\u0000",
-                                              "\\",
-                                              "true",
-                                              "[sap]\n",
-                                              "[penalty.contact]\n",
-                                              "[quasi_newton]\nsubsteps = \"auto\"\n",
-                                              "mu = ",
-                                              "dt = 0\n",
-                                              "duration = 1e308\n",
-                                              "grid_spacing = -1\n",
-                                              "[base]\n",
-                                              "[axes]\n",
-                                              "[[zip]]\n",
-                                              "[sweep]\n",
-                                              "formulation = [\"sap\", \"penalty\"]\n",
-                                              "mu = [",
-                                              std::string(300, '['),
-                                              std::string(300, '{'),
-                                              "a = " + std::string(200, '[') + std::string(200, ']') + "\n",
-                                              "x = 1979-05-27T07:32:00Z\n",
-                                              std::string("\0", 1),
-                                              "\xff\xfe",
-                                              "\xc3\x28"};
+std::string Repeat(const std::string& text, int count) {
+  std::string repeated;
+  for (int i = 0; i < count; ++i) repeated += text;
+  return repeated;
+}
+
+const std::vector<std::string> kTomlTokens = {
+    "[", "]", "[[", "]]", "=", "\"", "'", "\"\"\"", "\n", "#", ".", ",", "{", "}", "\\u0000", "\\", "true", "[sap]\n",
+    "[penalty.contact]\n", "[quasi_newton]\nsubsteps = \"auto\"\n", "mu = ", "dt = 0\n", "duration = 1e308\n",
+    "grid_spacing = -1\n", "[base]\n", "[axes]\n", "[[zip]]\n", "[sweep]\n", "formulation = [\"sap\", \"penalty\"]\n",
+    "mu = [", std::string(300, '['), std::string(300, '{'),
+    "a = " + std::string(200, '[') + std::string(200, ']') + "\n", "x = 1979-05-27T07:32:00Z\n",
+    // Nesting past the parser's stack: dotted keys,
+    // table headers, inline tables.
+    "a" + Repeat(".b", 20000) + " = 1\n", "[a" + Repeat(".\"b\"", 20000) + "]\n",
+    "x = " + Repeat("{a=", 400) + "1" + Repeat("}", 400) + "\n",
+    // Integers past 32 bits, reals TOML can spell
+    // that no key takes, a formulation table twice.
+    "max_substeps = 4294967297\n", "vertices_per_side = 2147483648\n", "sampling_seed = -1\n", "floor_height = -inf\n",
+    "mu = nan\n", "[sap.sap]\n", "[hybrid_impulse.hybrid_impulse]\n", "description = 12\n", std::string("\0", 1),
+    "\xff\xfe", "\xc3\x28"};
 
 TEST_F(InputFuzz, SceneFiles) {
   const std::vector<std::string> corpus = FilesIn(fs::path(CONTACTLAB_SOURCE_DIR) / "data" / "scenes", ".toml");
@@ -270,9 +254,10 @@ TEST_F(InputFuzz, SweepFiles) {
   const FuzzTally tally = Fuzz<InputError>("sweep_toml", corpus, kTomlTokens, [&](const std::string& input) {
     WriteBytes(file, input);
     const SweepDefinition sweep = LoadSweep(file);
-    std::size_t runs = 1;
-    for (const SweepAxis& axis : sweep.axes) runs *= std::max<std::size_t>(1, axis.size());
-    if (runs > 64) return;  // a valid but large product: expanding it only takes time
+    double runs = 1.0;
+    for (const SweepAxis& axis : sweep.axes) runs *= static_cast<double>(std::max<std::size_t>(1, axis.size()));
+    // A valid but large product only takes time to expand; one past the limit is refused at once.
+    if (runs > 64 && runs <= static_cast<double>(kMaxSweepRuns)) return;
     std::vector<std::string> warnings;
     ExpandSweep(sweep, &warnings);
   });
@@ -307,6 +292,10 @@ TEST_F(InputFuzz, ManifestLines) {
                                            "-1",
                                            "\"run_id\":\"../../x\",",
                                            "\"index\":-5,",
+                                           "\"index\":4294967296,",
+                                           "\"index\":18446744073709551615,",
+                                           "\"index\":0.9,",
+                                           "\"index\":\"3\",",
                                            "\"parameters\":[],",
                                            "\"swept\":1,",
                                            std::string(600, '['),

@@ -1,6 +1,8 @@
 // Sweep files: the product of axes and zipped axes, keys of other formulations, stable and
 // distinct run_ids, manifest lines that round-trip exactly, errors that name the key, the
 // CSV table and the Slurm script.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "experiments/collect.h"
+#include "experiments/file_safety.h"
 #include "experiments/run_driver.h"
 #include "experiments/slurm_script.h"
 #include "experiments/sweep.h"
@@ -137,6 +140,34 @@ TEST(Sweep, InvalidValuesAreWarnedAboutButStillListed) {
   EXPECT_THROW(ResolveManifestEntry(entries[1]), InputError);
 }
 
+// "1e-6, 2e-6, …": `count` distinct values for an axis.
+std::string NumberList(int count) {
+  std::string text;
+  for (int i = 1; i <= count; ++i) text += (i > 1 ? ", " : "") + std::to_string(i) + "e-6";
+  return text;
+}
+
+// "0, 0, …, 0": `count` values.
+std::string Zeros(int count) {
+  std::string text = "0";
+  for (int i = 1; i < count; ++i) text += ", 0";
+  return text;
+}
+
+// `count` axes k0, k1, … of `size` values each (their product: size^count combinations).
+std::string Axes(int count, int size) {
+  std::string text;
+  for (int k = 0; k < count; ++k) text += "k" + std::to_string(k) + " = [" + NumberList(size) + "]\n";
+  return text;
+}
+
+// "a.a.a…": a dotted key of `levels` components.
+std::string DottedKey(int levels) {
+  std::string key = "a";
+  for (int i = 1; i < levels; ++i) key += ".a";
+  return key;
+}
+
 struct BadSweepCase {
   std::string text;
   std::string expected_fragment;
@@ -187,7 +218,20 @@ INSTANTIATE_TEST_SUITE_P(
                      "[base.squeezed_cube]"},
         BadSweepCase{"[sweep]\nscenario = \"ball_on_slope\"\nformulation = \"sap\"\nconfig = \"{scenario}.toml\"\n",
                      "{scenario}"},
-        BadSweepCase{"[sweep]\nformulation = \"sap\"\n[axes]\nscenario = [\"nowhere_scene\"]\n", "nowhere_scene"}),
+        BadSweepCase{"[sweep]\nformulation = \"sap\"\n[axes]\nscenario = [\"nowhere_scene\"]\n", "nowhere_scene"},
+        BadSweepCase{Header("formulation = \"sap\"\ndescription = [1, 2]\n"), "'description'"},
+        // Sizes counted with overflow checks before any run is resolved: 2^64 combinations
+        // must not wrap to none, 10^6 must not be enumerated.
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[axes]\nmu = [" + NumberList(1000) + "]\ndt = [" +
+                         NumberList(1000) + "]\n",
+                     "1000 x 1000 combinations"},
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[axes]\n" + Axes(8, 256), "more than the 100000 runs"},
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[axes]\nmu = [0.1]\nunknown_key_here = [1]\n" +
+                         "[[zip]]\ndt = [" + Zeros(100001) + "]\n",
+                     "more than the 100000 runs"},
+        // Nesting past the limit, as a dotted key and as a table header.
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[base]\n" + DottedKey(5000) + " = 1\n", "nests keys"},
+        BadSweepCase{Header("formulation = \"sap\"\n") + "[" + DottedKey(40) + "]\n", "40 deep"}),
     [](const testing::TestParamInfo<BadSweepCase>& info) { return "case" + std::to_string(info.index); });
 
 TEST(Sweep, ScenarioAxisTakesEachScenesFileAndItsOwnBase) {
@@ -379,6 +423,97 @@ TEST(Manifest, RunIdsThatAreNotTwelveHexDigitsAreRefused) {
   EXPECT_THROW(RunManifestEntry(manifest, 0, out_dir, true), InputError);
   EXPECT_FALSE(std::filesystem::exists(out_dir.parent_path().parent_path() / "escaped.failed.json"));
   EXPECT_TRUE(std::filesystem::is_empty(out_dir));
+}
+
+TEST(Manifest, IndicesAreWholeNumbersWithinTheSweepLimit) {
+  // An index that is not a whole number in [0, kMaxSweepRuns) is refused, never read as
+  // another one (0.9 as 0, 2^32 as 0).
+  const auto file = WriteSweep("indices", Header("formulation = \"sap\"\n") + "[axes]\nmu = [0.0]\n");
+  const std::string line = ToJsonLine(ExpandSweep(LoadSweep(file)).front());
+  const std::string field = "\"index\":0,";
+  ASSERT_NE(line.find(field), std::string::npos) << line;
+  for (const std::string index : {"4294967296", "18446744073709551615", "0.9", "1e3", "-1", "\"0\"", "100000"}) {
+    std::string changed = line;
+    changed.replace(changed.find(field), field.size(), "\"index\":" + index + ",");
+    try {
+      FromJsonLine(changed, "m:1");
+      ADD_FAILURE() << "index " << index << " was accepted";
+    } catch (const InputError& error) {
+      EXPECT_NE(std::string(error.what()).find("'index' = " + index), std::string::npos) << error.what();
+    }
+  }
+  std::string largest = line;
+  largest.replace(largest.find(field), field.size(), "\"index\":99999,");
+  EXPECT_EQ(FromJsonLine(largest, "m:1").index, 99999);
+}
+
+TEST(Slurm, ControlCharactersNeverReachADirective) {
+  const auto file = WriteSweep("slurm_controls", Header("formulation = \"sap\"\n") + "[axes]\nmu = [0.0]\n");
+  const SweepDefinition sweep = LoadSweep(file);
+  for (const char control : {'\r', '\v', '\f', '\x1b', '\x7f'}) {
+    for (int option = 0; option < 3; ++option) {
+      SlurmOptions options;
+      options.out_dir = "/shared/runs";
+      options.executable = "/opt/contactlab/bin/contactlab";
+      std::string& value = option == 0 ? options.partition : option == 1 ? options.time_limit : options.memory;
+      value = std::string("debug") + control + "#SBATCH --uid=0";
+      EXPECT_THROW(SlurmArrayScript(sweep, 1, options), InputError)
+          << "option " << option << " byte " << static_cast<int>(control);
+    }
+  }
+}
+
+TEST(SweepOutputs, NoOutputReplacesAnInput) {
+  const auto folder = std::filesystem::temp_directory_path() / "contactlab_not_an_input";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder / "runs");
+  const auto file = WriteSweep("inputs", Header("formulation = \"sap\"\n") + "[axes]\nmu = [0.0]\n");
+  const auto inputs = SweepInputs(LoadSweep(file));
+  ASSERT_EQ(inputs.size(), 2u);  // the sweep file and its scene file
+  EXPECT_THROW(RequireNotAnInput(file, "Slurm script (--script)", inputs), InputError);
+  EXPECT_THROW(RequireNotAnInput(kScene, "Slurm script (--script)", inputs), InputError);
+  // The same file by another spelling, and through a hard link.
+  EXPECT_THROW(RequireNotAnInput(file.parent_path() / "." / file.filename(), "table", inputs), InputError);
+  std::filesystem::create_hard_link(file, folder / "linked.toml");
+  EXPECT_THROW(RequireNotAnInput(folder / "linked.toml", "table", inputs), InputError);
+  EXPECT_NO_THROW(RequireNotAnInput(folder / "sweep.slurm", "Slurm script (--script)", inputs));
+  // collect -o: neither the folder's manifest nor one of its run files.
+  std::ofstream(folder / "runs" / "manifest.jsonl") << "\n";
+  std::ofstream(folder / "runs" / "0123456789ab.h5") << "x";
+  const auto collected = CollectInputs(folder / "runs");
+  EXPECT_THROW(RequireNotAnInput(folder / "runs" / "manifest.jsonl", "table (-o)", collected), InputError);
+  EXPECT_THROW(RequireNotAnInput(folder / "runs" / "0123456789ab.h5", "table (-o)", collected), InputError);
+  EXPECT_NO_THROW(RequireNotAnInput(folder / "runs" / "results.csv", "table (-o)", collected));
+  std::filesystem::remove_all(folder);
+}
+
+TEST(SweepOutputs, SubfolderIsNeverALink) {
+  // A planted link named like the log folder is refused, to a folder or to nothing; files
+  // are created through the held folder, so a swap after the check does not redirect them.
+  const auto folder = std::filesystem::temp_directory_path() / "contactlab_subfolder_test";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder / "out");
+  std::filesystem::create_directories(folder / "elsewhere");
+  std::filesystem::create_directory_symlink(folder / "elsewhere", folder / "out" / "logs");
+  EXPECT_THROW(Subfolder(folder / "out", "logs", "log folder"), InputError);
+  std::filesystem::remove(folder / "out" / "logs");
+  std::filesystem::create_symlink(folder / "nowhere", folder / "out" / "logs");
+  EXPECT_THROW(Subfolder(folder / "out", "logs", "log folder"), InputError);
+  EXPECT_FALSE(std::filesystem::exists(folder / "nowhere"));
+  std::filesystem::remove(folder / "out" / "logs");
+  std::ofstream(folder / "out" / "logs") << "a file";
+  EXPECT_THROW(Subfolder(folder / "out", "logs", "log folder"), InputError);
+  std::filesystem::remove(folder / "out" / "logs");
+
+  const Subfolder logs(folder / "out", "logs", "log folder");
+  std::filesystem::rename(folder / "out" / "logs", folder / "out" / "moved");
+  std::filesystem::create_directory_symlink(folder / "elsewhere", folder / "out" / "logs");
+  const int descriptor = logs.CreateFreshFile("0_0123456789ab.log");
+  ASSERT_GE(descriptor, 0);
+  ::close(descriptor);
+  EXPECT_TRUE(std::filesystem::exists(folder / "out" / "moved" / "0_0123456789ab.log"));
+  EXPECT_TRUE(std::filesystem::is_empty(folder / "elsewhere"));
+  std::filesystem::remove_all(folder);
 }
 
 }  // namespace
