@@ -116,8 +116,9 @@ INSTANTIATE_TEST_SUITE_P(EveryFormulation, NonFiniteState, testing::ValuesIn(For
 TEST(SparseGridRange, RebuildRefusesWhatNoGridCanHold) {
   mpm::SparseGrid grid(0.01);
   const Vector3 inside(0.3, -0.2, 0.1);
-  for (const Vector3& outside : {Vector3(std::nan(""), 0.0, 0.0), Vector3(0.0, -std::numeric_limits<double>::infinity(), 0.0),
-                                 Vector3(0.0, 0.0, 0.01 * 4.5e6), Vector3(-0.01 * 1e12, 0.0, 0.0)}) {
+  for (const Vector3& outside :
+       {Vector3(std::nan(""), 0.0, 0.0), Vector3(0.0, -std::numeric_limits<double>::infinity(), 0.0),
+        Vector3(0.0, 0.0, 0.01 * 4.5e6), Vector3(-0.01 * 1e12, 0.0, 0.0)}) {
     EXPECT_THROW(grid.Rebuild({inside, outside}), mpm::ParticleOutsideGrid) << outside.transpose();
   }
   // At the edge of the range the grid still works, and both particles have blocks of their own.
