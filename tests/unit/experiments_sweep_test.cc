@@ -157,7 +157,11 @@ std::string Zeros(int count) {
 // `count` axes k0, k1, … of `size` values each (their product: size^count combinations).
 std::string Axes(int count, int size) {
   std::string text;
-  for (int k = 0; k < count; ++k) text += "k" + std::to_string(k) + " = [" + NumberList(size) + "]\n";
+  for (int k = 0; k < count; ++k) {
+    text += 'k';
+    text += std::to_string(k);
+    text += " = [" + NumberList(size) + "]\n";
+  }
   return text;
 }
 
