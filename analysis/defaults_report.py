@@ -26,12 +26,14 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from .runs import NotARunError, read_attributes, read_columns
+
 GRAVITY = 9.81
 
 
-def _attrs(group):
+def _attrs(path, group):
     out = {}
-    for key, value in group.attrs.items():
+    for key, value in read_attributes(path, group, decode=False).items():
         if isinstance(value, bytes):
             value = value.decode()
         elif isinstance(value, np.generic):
@@ -51,23 +53,25 @@ def read_run(path):
     iterations and contacts of a step, the steps logged and those that ended unconverged."""
     with h5py.File(path, "r") as run:
         record = {"file": str(path)}
-        record.update(_attrs(run))
-        record["params"] = _attrs(run["params"]) if "params" in run else {}
-        record["summary"] = _attrs(run["summary"]) if "summary" in run else {}
+        record.update(_attrs(path, run))
+        record["params"] = _attrs(path, run["params"]) if "params" in run else {}
+        record["summary"] = _attrs(path, run["summary"]) if "summary" in run else {}
         record.update(dict.fromkeys(SOLVER_LOG_KEYS, math.nan))
-        log = run.get("solver_log")
-        if log is not None and "wall_s" in log and len(log["wall_s"]) > 0:
-            outer, contacts = log["outer_iterations"][:], log["contacts"][:]
+        group = run.get("solver_log")
+        # Every column checked (one row per step, numbers) before any is read.
+        log = read_columns(path, group) if isinstance(group, h5py.Group) else {}
+        if "wall_s" in log and len(log["wall_s"]) > 0:
+            outer, contacts = log["outer_iterations"], log["contacts"]
             record["logged_steps"] = len(outer)
-            record["ms_per_step"] = 1e3 * float(np.mean(log["wall_s"][:]))
+            record["ms_per_step"] = 1e3 * float(np.mean(log["wall_s"]))
             record["iterations"] = float(np.mean(outer))
             record["largest_iterations"] = float(np.max(outer))
             if "linear_iterations" in log:
-                record["linear_iterations"] = float(np.mean(log["linear_iterations"][:]))
+                record["linear_iterations"] = float(np.mean(log["linear_iterations"]))
             record["contacts"] = float(np.mean(contacts))
             record["largest_contacts"] = float(np.max(contacts))
-            record["substeps"] = float(np.mean(log["substeps"][:]))
-            record["unconverged_steps"] = int(np.sum(log["converged"][:] == 0)) if "converged" in log else 0
+            record["substeps"] = float(np.mean(log["substeps"]))
+            record["unconverged_steps"] = int(np.sum(log["converged"] == 0)) if "converged" in log else 0
     return record
 
 
@@ -166,7 +170,7 @@ def rows_of(folders):
         for path in files:
             try:
                 record = read_run(path)
-            except (OSError, KeyError):
+            except (OSError, KeyError, NotARunError):  # unreadable, or not what the schema says
                 continue
             scenario = record.get("scenario", "?")
             check, swept = CHECKS.get(scenario, (None, "mu"))

@@ -6,7 +6,7 @@
 import argparse
 import sys
 
-from .runs import NotARunError, load_runs
+from .runs import NotARunError, exit_on_bad_input, load_runs
 from .tables import print_demo_table
 
 
@@ -21,7 +21,7 @@ def main(argv=None):
     try:
         runs = load_runs(args.paths)
     except (NotARunError, FileNotFoundError) as error:
-        sys.exit(f"demo_report: {error}")
+        exit_on_bad_input("demo_report", error)
     if not runs:
         sys.exit(f"demo_report: no run files in {' '.join(args.paths)}")
     print_demo_table(runs)

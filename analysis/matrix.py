@@ -22,6 +22,7 @@ from pathlib import Path
 from .defaults_report import (SOLVER_LOG_KEYS, check_close_lift_shake, check_incline_block, check_pyramid,
                               check_squeezed_cube, check_wedge, read_run)
 from .paper import latex_text
+from .runs import NotARunError
 
 FORMULATIONS = ("sap", "quasi_newton", "penalty", "hybrid_impulse", "explicit_projection")
 
@@ -212,7 +213,7 @@ def records(folder):
         for path in sorted(folder.rglob("*.h5")):
             try:
                 yield read_run(path)
-            except (OSError, KeyError):
+            except (OSError, KeyError, NotARunError):
                 continue
         return
     with open(manifest) as handle:
@@ -223,7 +224,7 @@ def records(folder):
         if run_file.is_file():
             try:
                 record = read_run(run_file)
-            except (OSError, KeyError):
+            except (OSError, KeyError, NotARunError):
                 record = None
         if record is None:
             status, message = "missing", "not run"

@@ -14,10 +14,19 @@ rigid geometries from ``/bodies`` at each snapshot's body poses: box -> outline 
 projected corners, sphere -> circle, cylinder -> outline of its projected rims, half-space
 -> its cut through the particles' mean depth (shaded), anything else -> a marker at the
 body centre.
+
+Every snapshot dataset and body attribute is checked against its layout (and the size limits
+of analysis.runs) before it is read, so a damaged or crafted file ends with one line naming
+the file and the dataset and exit status 2. The frames are drawn into a hidden folder beside
+the frame directory and moved in only when all of them are written, the GIF under a hidden
+name beside its own; a run that fails leaves neither behind.
 """
 
 import argparse
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the analysis package importable
@@ -34,7 +43,8 @@ from matplotlib.cm import ScalarMappable  # noqa: E402
 from matplotlib.colors import Normalize  # noqa: E402
 from matplotlib.patches import Circle, Polygon  # noqa: E402
 
-from analysis.runs import NotARunError, open_run  # noqa: E402
+from analysis.runs import (NotARunError, RunDataError, exit_on_bad_input, open_run,  # noqa: E402
+                           read_attributes, read_dataset)
 
 VIEWS = {"xz": (0, 2), "xy": (0, 1), "yz": (1, 2)}  # (horizontal, vertical) world axes
 AXIS_NAMES = "xyz"
@@ -50,37 +60,96 @@ class RenderError(Exception):
 
 
 # Reading.
-def _text(value):
-    return value.decode() if isinstance(value, bytes) else str(value)
+GEOMETRY_VECTORS = {"position": 3, "orientation": 4, "half_extents": 3}  # attribute: length
+GEOMETRY_SCALARS = ("radius", "half_height")
+# The attributes each shape needs to be drawn (others are drawn as a marker at the body).
+SHAPE_ATTRIBUTES = {"box": ("half_extents",), "sphere": ("radius",), "cylinder": ("radius", "half_height"),
+                    "half_space": ()}
 
 
-def snapshot_keys(f):
-    """Names of the /snapshots/<k> groups, ordered by k."""
-    return sorted(f["snapshots"], key=int) if "snapshots" in f else []
+def _numbered_groups(path, f, name):
+    """The member names of group /name, ordered by their integer value; each must be a group
+    named by a non-negative integer, and the group's ``count`` attribute (when written) must
+    say how many there are."""
+    group = f[name]
+    if not isinstance(group, h5py.Group):
+        raise RunDataError(f"{path}: /{name}: not a group")
+    keys = list(group)
+    bad = next((key for key in keys
+                if not (key.isascii() and key.isdigit()) or not isinstance(group[key], h5py.Group)), None)
+    if bad is not None:
+        raise RunDataError(f"{path}: /{name}/{bad}: not a group named by its index")
+    count = read_attributes(path, group).get("count")
+    if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count != len(keys)):
+        raise RunDataError(f"{path}: /{name}: count attribute {count!r}, but {len(keys)} groups")
+    return sorted(keys, key=int)
 
 
-def read_bodies(f):
+def snapshot_keys(f, path="run"):
+    """Names of the /snapshots/<k> groups, ordered by k ([] without /snapshots)."""
+    return _numbered_groups(path, f, "snapshots") if "snapshots" in f else []
+
+
+def _geometry(path, node):
+    """One geometry's attributes: shape (str), the vectors as float arrays of their length
+    and the scalars as floats; RunDataError naming the attribute otherwise."""
+    attributes = read_attributes(path, node)
+    geometry = {"shape": str(attributes.get("shape", ""))}
+    for key, length in GEOMETRY_VECTORS.items():
+        if key in attributes:
+            value = np.asarray(attributes[key])
+            if value.shape != (length,) or value.dtype.kind not in "iuf":
+                raise RunDataError(f"{path}: {node.name}/@{key}: expected {length} numbers, got {value!r}")
+            geometry[key] = value.astype(float)
+    for key in GEOMETRY_SCALARS:
+        if key in attributes:
+            value = attributes[key]
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise RunDataError(f"{path}: {node.name}/@{key}: expected a number, got {value!r}")
+            geometry[key] = float(value)
+    missing = [key for key in SHAPE_ATTRIBUTES.get(geometry["shape"], ()) if key not in geometry]
+    if missing and "position" in geometry and "orientation" in geometry:
+        raise RunDataError(f"{path}: {node.name}: a {geometry['shape']} without {', '.join(missing)}")
+    return geometry
+
+
+def read_bodies(f, path="run"):
     """/bodies as a list of {name, motion, geometries: [dict of the geometry's attributes]}."""
     if "bodies" not in f:
         return []
     bodies = []
-    for i in sorted(f["bodies"], key=int):
+    for i in _numbered_groups(path, f, "bodies"):
         group = f["bodies"][i]
-        geometries = [{key: (_text(value) if key == "shape" else np.asarray(value, dtype=float))
-                       for key, value in group[j].attrs.items()}
-                      for j in sorted(group, key=int)]
-        bodies.append({"name": _text(group.attrs["name"]), "motion": _text(group.attrs["motion"]),
+        attributes = read_attributes(path, group)
+        geometries = [_geometry(path, group[j]) for j in _numbered_groups(path, f, f"bodies/{i}")]
+        bodies.append({"name": str(attributes.get("name", i)), "motion": str(attributes.get("motion", "")),
                        "geometries": geometries})
     return bodies
 
 
-def color_values(snapshot, color):
-    """Per-particle colour values of one snapshot group, or None for ``none``."""
-    if color == "none":
-        return None
-    dataset, _ = COLOR_FIELDS[color]
-    values = snapshot[dataset][()]
-    return np.linalg.norm(values, axis=1) if color == "speed" else values
+def read_snapshot(path, f, key, color, bodies):
+    """One snapshot, every dataset checked before it is read: {time, step, position (N, 3),
+    values (per-particle colour values, or None for ``none``), poses [(position, orientation)
+    per body]}."""
+    snapshot = f["snapshots"][key]
+    attributes = read_attributes(path, snapshot)
+    for name in ("time", "step"):
+        value = attributes.get(name)
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise RunDataError(f"{path}: {snapshot.name}/@{name}: expected a number, got {value!r}")
+    position = read_dataset(path, snapshot, "position", ((None, 3),))
+    n = len(position)
+    values = None
+    if color != "none":
+        field = COLOR_FIELDS[color][0]
+        values = read_dataset(path, snapshot, field, ((n, 3),) if color == "speed" else ((n,),))
+        values = np.linalg.norm(values, axis=1) if color == "speed" else values
+    # One row per body of /bodies (any count when the file describes none).
+    b = len(bodies) if bodies else None
+    body_position = read_dataset(path, snapshot, "body_position", ((b, 3),))
+    body_orientation = read_dataset(path, snapshot, "body_orientation", ((len(body_position), 4),))
+    return {"time": float(attributes["time"]), "step": int(attributes["step"]), "position": position,
+            "values": values, "poses": list(zip(body_position, body_orientation))}
 
 
 # Geometry.
@@ -176,24 +245,25 @@ def half_space_region(normal, point, view, depth, limits):
 
 
 # Frames.
-def scan(f, keys, bodies, view, color):
-    """Axis limits over every selected frame, the particles' mean depth and the colour range."""
+def scan(path, f, keys, bodies, view, color):
+    """Axis limits over every selected frame, the particles' mean depth and the colour range;
+    reads (and so checks) every selected snapshot."""
     axes = list(VIEWS[view])
     low, high = np.full(2, np.inf), np.full(2, -np.inf)
     depth_sum, depth_count, color_max = 0.0, 0, 0.0
     static_low, static_high = np.full(2, np.inf), np.full(2, -np.inf)
     for key in keys:
-        snapshot = f["snapshots"][key]
-        position = snapshot["position"][()]
+        snapshot = read_snapshot(path, f, key, color, bodies)
+        position = snapshot["position"]
         finite = position[np.all(np.isfinite(position), axis=1)]
         if len(finite):
             low, high = np.minimum(low, finite[:, axes].min(0)), np.maximum(high, finite[:, axes].max(0))
             depth_sum += finite[:, 3 - sum(axes)].sum()
             depth_count += len(finite)
-        values = color_values(snapshot, color)
+        values = snapshot["values"]
         if values is not None and np.isfinite(values).any():
             color_max = max(color_max, float(values[np.isfinite(values)].max()))
-        for body, pose in zip(bodies, body_poses(snapshot)):
+        for body, pose in zip(bodies, snapshot["poses"]):
             for geometry in body["geometries"]:
                 extent = outline_extent(shape_outline(geometry, *pose, view))
                 if extent is None:
@@ -211,11 +281,6 @@ def scan(f, keys, bodies, view, color):
     limits = tuple((lo - pad, hi + pad) for lo, hi in zip(low, high))
     depth = depth_sum / depth_count if depth_count else 0.0
     return limits, depth, color_max
-
-
-def body_poses(snapshot):
-    """(position, orientation) per body in one snapshot group."""
-    return list(zip(snapshot["body_position"][()], snapshot["body_orientation"][()]))
 
 
 def outline_extent(outline):
@@ -266,51 +331,79 @@ def render(path, out_dir=None, gif=None, view="xz", every=1, color="auto", dpi=1
     """Write the frames (and the GIF); returns the list of PNG paths."""
     run = open_run(path)
     path = Path(path)
+    out_dir = Path(out_dir) if out_dir else path.with_name(f"{path.stem}_frames")
+    gif = Path(gif) if gif else None
+    if gif is not None and not gif.parent.is_dir():
+        raise RenderError(f"--gif {gif}: no folder {gif.parent}")
     with h5py.File(path, "r") as f:
-        keys = snapshot_keys(f)
+        keys = snapshot_keys(f, path)
         if not keys:
             raise RenderError(f"{path}: no snapshots (run with --set output.snapshot_every=K)")
         keys = keys[::every]
         color = _resolve_color(f, keys, color)
-        bodies = read_bodies(f)
-        limits, depth, color_max = scan(f, keys, bodies, view, color)
-        out_dir = Path(out_dir) if out_dir else path.with_name(f"{path.stem}_frames")
-        out_dir.mkdir(parents=True, exist_ok=True)
+        bodies = read_bodies(f, path)
+        # Every selected snapshot is read and checked here, before anything is written.
+        limits, depth, color_max = scan(path, f, keys, bodies, view, color)
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".partial", dir=out_dir.parent))
+        gif_partial = None
+        try:
+            if gif is not None:
+                handle, name = tempfile.mkstemp(prefix=f".{gif.stem}.", suffix=gif.suffix or ".gif", dir=gif.parent)
+                os.close(handle)
+                gif_partial = Path(name)
+            names = _draw_frames(path, f, run, keys, bodies, view, color, limits, depth, color_max, dpi, fps,
+                                 staging, gif_partial)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            for name in names:
+                os.replace(staging / name, out_dir / name)
+            if gif_partial is not None:
+                os.replace(gif_partial, gif)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+            if gif_partial is not None and gif_partial.exists():
+                gif_partial.unlink()
+    return [out_dir / name for name in names]
 
-        fig, ax = plt.subplots(figsize=FIGSIZE, dpi=dpi)
+
+def _draw_frames(path, f, run, keys, bodies, view, color, limits, depth, color_max, dpi, fps, folder, gif):
+    """Draw frame_0000.png, ... of the snapshots ``keys`` into ``folder`` (and the GIF into
+    ``gif``); returns the frame names."""
+    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=dpi)
+    try:
         mappable = None
         if color != "none":
             mappable = ScalarMappable(Normalize(0.0, color_max if color_max > 0 else 1.0), "viridis")
             fig.colorbar(mappable, ax=ax, label=COLOR_FIELDS[color][1], shrink=0.8)
         _prepare_axes(ax, view, limits)
-        count = len(f["snapshots"][keys[0]]["position"])
+        count = f["snapshots"][keys[0]]["position"].shape[0]  # checked by scan
         size = particle_size(ax, fig, particle_spacing(run, limits, count), limits)
         writer = PillowWriter(fps=fps) if gif else None
         if writer:
             writer.setup(fig, gif, dpi=dpi)
-        frames = []
+        names = []
         for index, key in enumerate(keys):
-            snapshot = f["snapshots"][key]
+            snapshot = read_snapshot(path, f, key, color, bodies)
             ax.cla()
             _prepare_axes(ax, view, limits)
-            draw_bodies(ax, bodies, body_poses(snapshot), view, depth, limits)
-            position = snapshot["position"][()]
-            values = color_values(snapshot, color)
+            draw_bodies(ax, bodies, snapshot["poses"], view, depth, limits)
+            position, values = snapshot["position"], snapshot["values"]
             ax.scatter(position[:, VIEWS[view][0]], position[:, VIEWS[view][1]], s=size, linewidths=0,
                        c=values if values is not None else "C0",
                        cmap=mappable.cmap if mappable else None, norm=mappable.norm if mappable else None,
                        zorder=2)
-            ax.set_title(f"{run.scenario} / {run.formulation}    t = {snapshot.attrs['time']:.4f} s "
-                         f"(step {int(snapshot.attrs['step'])})", fontsize=10)
-            frame = out_dir / f"frame_{index:04d}.png"
-            fig.savefig(frame, dpi=dpi)
-            frames.append(frame)
+            ax.set_title(f"{run.scenario} / {run.formulation}    t = {snapshot['time']:.4f} s "
+                         f"(step {snapshot['step']})", fontsize=10)
+            name = f"frame_{index:04d}.png"
+            fig.savefig(folder / name, dpi=dpi)
+            names.append(name)
             if writer:
                 writer.grab_frame()
         if writer:
             writer.finish()
+        return names
+    finally:
         plt.close(fig)
-    return frames
 
 
 def _resolve_color(f, keys, color):
@@ -351,8 +444,8 @@ def main(argv=None):
     try:
         frames = render(args.run, args.out_dir, args.gif, args.view, args.every, args.color, args.dpi,
                         args.fps)
-    except (NotARunError, FileNotFoundError, RenderError) as error:
-        sys.exit(f"render: {error}")
+    except (NotARunError, RenderError, OSError) as error:
+        exit_on_bad_input("render", error)
     print(f"render: {len(frames)} frames in {frames[0].parent}" + (f", {args.gif}" if args.gif else ""))
 
 

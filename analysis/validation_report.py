@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.runs import load_runs
+from analysis.runs import NotARunError, exit_on_bad_input, load_runs
 from analysis.tables import format_table
 
 GRAVITY = 9.81
@@ -52,14 +52,18 @@ def squeeze_rows(runs):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     directory = Path(argv[0] if argv else "results/validate/sap")
-    runs = load_runs(directory)
+    try:  # every run file is read before anything is printed
+        runs = load_runs(directory)
+        balls, squeezes = ball_rows(runs), squeeze_rows(runs)
+    except (NotARunError, FileNotFoundError, KeyError) as error:
+        exit_on_bad_input("validation_report", error)
     print(format_table(("run", "mu", "regime", "max rel err u", "max rel err v", "spin wr/v", "expected",
                         "contacts avg", "max", "Newton/step", "ms/step", "status"),
-                       ball_rows(runs), ("", "g", "", ".3e", ".3e", ".3f", ".3f", ".2f", ".0f", ".2f", ".1f", "")))
+                       balls, ("", "g", "", ".3e", ".3e", ".3f", ".3f", ".2f", ".0f", ".2f", ".1f", "")))
     print()
     print(format_table(("run", "dt [s]", "left f_x mean [N]", "f_y mean", "f_z mean", "m g/2", "std f_y / m g",
                         "contacts avg", "Newton/step", "ms/step", "status"),
-                       squeeze_rows(runs), ("", "g", ".4f", ".4f", ".4f", ".4f", ".3e", ".1f", ".2f", ".0f", "")))
+                       squeezes, ("", "g", ".4f", ".4f", ".4f", ".4f", ".3e", ".1f", ".2f", ".0f", "")))
     for run in runs:
         if run.scenario == "close_lift_shake":
             s = run.summary

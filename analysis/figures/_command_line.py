@@ -3,12 +3,13 @@
 import argparse
 import sys
 
-from ..runs import NotARunError, load_runs
+from ..runs import NotARunError, exit_on_bad_input, load_runs
 
 
 def figure_main(module, description, scenario, plot, argv=None):
     """Parse ``RUN_DIR_OR_FILE... --out FIG``, load the runs of ``scenario`` and call
-    ``plot(runs, out)``; exit with a one-line error when nothing usable is found."""
+    ``plot(runs, out)``; exit with a one-line error when nothing usable is found, status 2
+    for a run file that is not what the schema says or lacks what the figure reads."""
     name = module.rsplit(".", 1)[-1]
     parser = argparse.ArgumentParser(prog=f"python3 -m {module}", description=description)
     parser.add_argument("paths", nargs="+", metavar="RUN_DIR_OR_FILE",
@@ -21,7 +22,7 @@ def figure_main(module, description, scenario, plot, argv=None):
             sys.exit(f"{name}: no {scenario} runs found in {' '.join(args.paths)}")
         plot(runs, args.out)
     except (NotARunError, FileNotFoundError, KeyError) as error:
-        sys.exit(f"{name}: {error.args[0]}")
+        exit_on_bad_input(name, error)
 
 
 def save_figure(fig, title, out):

@@ -36,6 +36,7 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from ..runs import NotARunError, read_dataset  # noqa: E402
 from ..tables import format_table  # noqa: E402
 from ._command_line import figure_main, save_figure  # noqa: E402
 
@@ -82,11 +83,19 @@ def series(run):
     return run.formulation
 
 
+def _log_column(run, name):
+    """/solver_log/<name> as read by analysis.runs.read_dataset (checked, (N,) numbers), None
+    when the run has no such dataset."""
+    with h5py.File(run.path, "r") as f:
+        log = f.get("solver_log")
+        if not isinstance(log, h5py.Group) or not isinstance(log.get(name), h5py.Dataset):
+            return None
+        return read_dataset(run.path, log, name)
+
+
 def iterations_per_step(run):
     """Mean of /solver_log/outer_iterations (NaN when absent)."""
-    with h5py.File(run.path, "r") as f:
-        node = f.get("solver_log/outer_iterations")
-        values = node[()] if isinstance(node, h5py.Dataset) else None
+    values = _log_column(run, "outer_iterations")
     return float(np.mean(values)) if values is not None and len(values) > 0 else math.nan
 
 
@@ -113,10 +122,8 @@ def relative_tolerance(run):
 
 def milliseconds_per_step(run):
     """Mean wall time per step [ms]: /solver_log/wall_s, else /summary wall_s / steps."""
-    # Read the one dataset directly: /solver_log may also hold a group (iterations).
-    with h5py.File(run.path, "r") as f:
-        node = f.get("solver_log/wall_s")
-        wall = node[()] if isinstance(node, h5py.Dataset) else None
+    # Read the one dataset alone: /solver_log may also hold a group (iterations).
+    wall = _log_column(run, "wall_s")
     if wall is not None and len(wall) > 0:
         return 1.0e3 * float(np.mean(wall))
     steps = run.summary.get("steps") or 0
@@ -176,37 +183,35 @@ def convergence_history(run):
     """The run's longest recorded solve as a dict: ``gradient_norm`` (per iteration, 1-D),
     ``threshold`` (the stopping threshold per iteration, or None) and ``time`` (end of the
     step it belongs to [s], or None); None when the run recorded no iterations."""
+    iterations = run.iteration_log()
+    # The residual column is "residual" (the shared solver-summary shape); files written
+    # before it call it "gradient_norm".
+    column = next((name for name in ("residual", "gradient_norm") if name in iterations), None)
+    if column is not None and len(iterations[column]) > 0:
+        norms = np.asarray(iterations[column], dtype=float)
+        count = len(norms)
+        time, solve, kind = (iterations.get(name, np.zeros(count)) for name in ("time", "solve", "kind"))
+        threshold = iterations.get("threshold")
+        # Rows of one solve are consecutive: split where (time, kind, solve) changes.
+        starts = np.flatnonzero(np.r_[True, (np.diff(time) != 0) | (np.diff(solve) != 0) | (np.diff(kind) != 0)])
+        ends = np.r_[starts[1:], count]
+        longest = int(np.argmax(ends - starts))
+        rows = slice(starts[longest], ends[longest])
+        return {"gradient_norm": norms[rows], "time": float(time[starts[longest]]),
+                "threshold": None if threshold is None else np.asarray(threshold[rows], dtype=float)}
     with h5py.File(run.path, "r") as f:
-        iterations = f.get("solver_log/iterations")
-        # The residual column is "residual" (the shared solver-summary shape); files written
-        # before it call it "gradient_norm".
-        column = next((name for name in ("residual", "gradient_norm")
-                       if isinstance(iterations, h5py.Group) and name in iterations), None)
-        if column is not None:
-            norms = np.asarray(iterations[column][()], dtype=float)
-            count = len(norms)
-            time = iterations["time"][()] if "time" in iterations else np.zeros(count)
-            solve = iterations["solve"][()] if "solve" in iterations else np.zeros(count)
-            kind = iterations["kind"][()] if "kind" in iterations else np.zeros(count)
-            threshold = iterations["threshold"][()] if "threshold" in iterations else None
-            if count > 0:
-                # Rows of one solve are consecutive: split where (time, kind, solve) changes.
-                starts = np.flatnonzero(np.r_[True, (np.diff(time) != 0) | (np.diff(solve) != 0) |
-                                              (np.diff(kind) != 0)])
-                ends = np.r_[starts[1:], count]
-                longest = int(np.argmax(ends - starts))
-                rows = slice(starts[longest], ends[longest])
-                return {"gradient_norm": norms[rows], "time": float(time[starts[longest]]),
-                        "threshold": None if threshold is None else np.asarray(threshold[rows], dtype=float)}
         for name in HISTORY_DATASETS:
-            if name not in f:
-                continue
-            node = f[name]
+            node = f.get(name)
             if isinstance(node, h5py.Group):
-                if "value" not in node:
+                if not isinstance(node.get("value"), h5py.Dataset):
                     continue
-                node = node["value"]
-            values = np.atleast_2d(np.asarray(node[()], dtype=float))
+                parent, dataset = node, "value"
+            elif isinstance(node, h5py.Dataset):
+                parent, dataset = node.parent, node.name.rsplit("/", 1)[-1]
+            else:
+                continue
+            values = np.atleast_2d(np.asarray(read_dataset(run.path, parent, dataset, ((None,), (None, None))),
+                                              dtype=float))
             if values.size == 0:
                 continue
             lengths = np.sum(np.isfinite(values), axis=1)
@@ -377,6 +382,8 @@ def main(argv=None):
         # dough_rolling runs of other formulations only, or none with ε_r: one line, no trace.
         try:
             plot(runs, out)
+        except NotARunError:
+            raise  # a bad run file: figure_main's one line and exit status 2
         except ValueError as error:
             sys.exit(f"dough_rolling_timing: {error}")
 

@@ -1,7 +1,9 @@
 """The paper's build (paper/Snakefile rule paper, analysis/paper.py): its tables from collected
 results, and the whole pipeline on tiny runs, so that it cannot rot."""
 
+import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -197,6 +199,87 @@ def test_paper_builds_from_tiny_runs(contactlab_bin, tmp_path):
     assert (paper / "contactlab.pdf").read_bytes()[:5] == b"%PDF-"
     log = (paper / "contactlab.log").read_text(errors="replace")
     assert "undefined" not in log.lower(), "unresolved citations or references"
+
+
+# Stand-ins for the programs the Snakefile's shell commands call: each appends its words to
+# a record (one JSON list a line) and writes what the next rule needs. contactlab's runs exit
+# with status 5, outside 0-3, so that sweep_run prints its message naming the log.
+STAND_IN = """#!{python}
+import json, sys
+from pathlib import Path
+name, words = Path(sys.argv[0]).name, sys.argv[1:]
+with open({record!r}, "a") as handle:
+    handle.write(json.dumps([name, *words]) + "\\n")
+if name == "contactlab" and words[:2] == ["sweep", "expand"]:
+    print(json.dumps({{"index": 0}}))
+elif name == "contactlab" and words[0] == "run":
+    sys.exit(5)
+elif name == "contactlab" and words[0] == "collect":
+    print("run_id,index,status")
+elif name == "pdflatex":
+    Path("contactlab.pdf").write_text("%PDF-")
+for flag in ("--out", "--latex"):
+    if name == "python" and flag in words:
+        Path(words[words.index(flag) + 1]).write_text("stand-in\\n")
+"""
+
+
+def test_snakefile_quotes_every_substituted_word(tmp_path):
+    """Every shell command of paper/Snakefile, run with a results_dir that holds command
+    substitutions, a quote and blanks: nothing but the stand-in programs runs, and each gets
+    the paths whole, including sweep_run's message about a run that recorded nothing."""
+    snakemake = shutil.which("snakemake")
+    assert snakemake, "snakemake is missing: run scripts/install-deps"
+    bin_dir, work = tmp_path / "bin", tmp_path / "work"
+    bin_dir.mkdir()
+    work.mkdir()
+    record = tmp_path / "record.jsonl"
+    for name in ("contactlab", "python", "pdflatex", "bibtex"):
+        program = bin_dir / name
+        program.write_text(STAND_IN.format(python=sys.executable, record=str(record)))
+        program.chmod(0o755)
+    results = "r $(touch pwned-dollar) `touch pwned-tick` it's"
+    # Sections of every table kind (matrix, published, iterations, sweep with a scenario,
+    # convergence), both kinds of figure input, measured orders, and the PDF.
+    sections = ["matrix", "published_timings", "iterations", "ball_on_slope", "stack", "convergence_ball_on_slope"]
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"results_dir": results, "contactlab": str(bin_dir / "contactlab"),
+                                  "python": str(bin_dir / "python"), "paper_sections": sections}))
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    result = subprocess.run(
+        [snakemake, "-s", str(REPO_ROOT / "paper" / "Snakefile"), "--directory", str(work), "-j", "4",
+         "paper", f"{results}/figures/sweep_squeezed_cube.png", "--configfile", str(config)],
+        capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not list(tmp_path.rglob("pwned-*")) and not list(REPO_ROOT.glob("pwned-*")), "a substitution ran"
+    calls = [json.loads(line) for line in record.read_text().splitlines()]
+    sweeps = "matrix incline_block rolling_sphere defaults_pyramid defaults_wedge ball_on_slope " \
+             "convergence_ball_on_slope squeezed_cube".split()
+    for sweep in sweeps:
+        folder = f"{results}/sweeps/{sweep}"
+        assert ["contactlab", "run", "--manifest", f"{folder}/manifest.jsonl", "--index", "0", "--out-dir", folder,
+                "--quiet"] in calls
+        assert ["contactlab", "collect", folder] in calls
+        assert json.loads((work / folder / "markers" / "0.done").read_text()) == {"index": 0, "exit_code": 5}
+        assert (f"sweep_run: {sweep} index 0: contactlab exited with status 5 (see {folder}/logs/0.log); "
+                "it will be listed as missing") in result.stderr
+    paper = f"{results}/paper"
+    for words in (
+            ["-m", "analysis.figures.sweep_squeezed_cube", f"{results}/sweeps/squeezed_cube/results.csv", "--out",
+             f"{results}/figures/sweep_squeezed_cube.png"],
+            ["-m", "analysis.matrix", f"{results}/sweeps/matrix", "--latex", f"{paper}/tables/matrix.tex"],
+            ["-m", "analysis.paper", "published", f"{results}/sweeps/matrix/results.csv", "--out",
+             f"{paper}/tables/published_timings.tex"],
+            ["-m", "analysis.paper", "iterations", *(f"{results}/sweeps/{sweep}" for sweep in sweeps[1:5]), "--out",
+             f"{paper}/tables/iterations.tex"],
+            ["-m", "analysis.paper", "table", "stack", f"{results}/sweeps/matrix/results.csv", "--scenario", "stack",
+             "--out", f"{paper}/tables/stack.tex"],
+            ["-m", "analysis.figures.stack", f"{results}/sweeps/matrix", "--out", f"{paper}/figures/stack.png"],
+            ["-m", "analysis.convergence", "ball_on_slope", f"{results}/sweeps/ball_on_slope/results.csv", "--latex",
+             f"{paper}/orders/ball_on_slope.tex"],
+            ["-m", "analysis.paper", "provenance", "--out", f"{paper}/provenance.tex"]):
+        assert ["python", *words] in calls, words
+    assert (work / paper / "contactlab.pdf").read_text() == "%PDF-"
 
 
 def _record(scenario, formulation="sap", status="ok", **summary):

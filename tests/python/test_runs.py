@@ -284,3 +284,61 @@ def test_figure_without_ball_on_slope_runs_fails_in_one_line(tmp_path, make_run)
     assert result.returncode != 0
     assert result.stderr.strip() == f"ball_on_slope: no ball_on_slope runs found in {tmp_path}"
     assert not (tmp_path / "fig.png").exists()
+
+
+# Run files whose headers declare more than they hold, or something else than the schema says:
+# checked before anything is read, reported in one line naming the file and the dataset.
+def _replace(f, name, **dataset):
+    del f[name]
+    f.create_dataset(name, **dataset)
+
+
+# (what is wrong, how to make it so, the dataset the error names)
+CRAFTED_SERIES = {
+    # A chunked dataset declares 2^40 rows in a few bytes of header and holds nothing.
+    "2^40 rows": (lambda f: _replace(f, "timeseries/com_displacement/value", shape=(2 ** 40,), maxshape=(None,),
+                                     chunks=(4096,), dtype="f8"), "/timeseries/com_displacement/value"),
+    "values and times of different lengths": (
+        lambda f: _replace(f, "timeseries/com_displacement/value", data=np.zeros(50)),
+        "/timeseries/com_displacement/value: shape 50, expected 101 or 101 x N"),
+    "times of rank 2": (lambda f: _replace(f, "timeseries/com_displacement/time", data=np.zeros((101, 2))),
+                        "/timeseries/com_displacement/time: shape 101 x 2"),
+    "text for numbers": (lambda f: _replace(f, "timeseries/com_displacement/value",
+                                            data=np.array(["x"] * 101, dtype=h5py.string_dtype())),
+                         "/timeseries/com_displacement/value: type object"),
+}
+
+
+@pytest.mark.parametrize("case", CRAFTED_SERIES)
+def test_figure_refuses_a_crafted_time_series_in_one_line(tmp_path, make_run, case):
+    craft, where = CRAFTED_SERIES[case]
+    (tmp_path / "runs").mkdir()
+    path = make_run("runs/a.h5", mu=0.2)
+    with h5py.File(path, "r+") as f:
+        craft(f)
+    out = tmp_path / "fig.png"
+    result = _module("analysis.figures.ball_on_slope", str(tmp_path / "runs"), "--out", str(out))
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith(f"ball_on_slope: {path}: {where}"), lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
+
+
+def test_solver_log_headers_are_checked_before_reading(make_run):
+    from analysis.runs import RunDataError
+
+    path = make_run("a.h5")
+    with h5py.File(path, "r+") as f:
+        _replace(f, "solver_log/wall_s", shape=(2 ** 40,), maxshape=(None,), chunks=(4096,), dtype="f8")
+    with pytest.raises(RunDataError, match=r"/solver_log/wall_s: declares 1099511627776 float64 \(8 TiB\)"):
+        Run.open(path).solver_log()
+    with h5py.File(path, "r+") as f:
+        _replace(f, "solver_log/wall_s", data=np.zeros(7))
+    with pytest.raises(RunDataError, match="/solver_log: columns of different lengths"):
+        Run.open(path).solver_log()
+    # The command lines that read the log: one line, exit status 2.
+    result = _module("analysis.validation_report", str(path))
+    assert result.returncode == 2 and result.stdout == "", result
+    assert result.stderr.startswith(f"validation_report: {path}: /solver_log: columns of different lengths")
+    assert len(result.stderr.splitlines()) == 1

@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 from analysis import render
+from conftest import write_run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BALL = ["run", "ball_on_slope", "-f", "sap", "-c", str(REPO_ROOT / "data/scenes/ball_on_slope.toml"),
@@ -224,6 +225,89 @@ def test_box_and_cylinder_scene_renders(contactlab_bin, tmp_path):
         assert f["snapshots"].attrs["count"] == 3
     frames = render.render(out, tmp_path / "frames", view="yz", color="plastic_strain", dpi=40)
     assert len(frames) == 3 and all(p.stat().st_size > 0 for p in frames)
+
+
+# Rendering damaged or crafted run files (no executable needed).
+def write_snapshot_run(path):
+    """A synthetic run (conftest.write_run) with the layout of experiments/snapshots.h: a
+    ground half-space and a box, and three snapshots of 40 particles with velocities."""
+    write_run(path)
+    rng = np.random.default_rng(0)
+    with h5py.File(path, "r+") as f:
+        bodies = f.create_group("bodies")
+        bodies.attrs["count"] = 2
+        for i, (name, motion, geometry) in enumerate((
+                ("ground", "static", {"shape": "half_space"}),
+                ("box", "free", {"shape": "box", "half_extents": np.array([0.1, 0.1, 0.1])}))):
+            body = bodies.create_group(str(i))
+            body.attrs["name"], body.attrs["motion"] = name, motion
+            shape = body.create_group("0")
+            for key, value in {**geometry, "position": np.zeros(3), "orientation": IDENTITY}.items():
+                shape.attrs[key] = value
+        snapshots = f.create_group("snapshots")
+        snapshots.attrs["count"] = 3
+        for k in range(3):
+            snapshot = snapshots.create_group(str(k))
+            snapshot.attrs["time"], snapshot.attrs["step"] = 0.01 * k, k
+            snapshot.create_dataset("position", data=rng.random((40, 3)))
+            snapshot.create_dataset("velocity", data=rng.random((40, 3)))
+            snapshot.create_dataset("body_position", data=[[0.0, 0.0, 0.0], [0.5, 0.5, 0.5 - 0.1 * k]])
+            snapshot.create_dataset("body_orientation", data=[IDENTITY, IDENTITY])
+    return path
+
+
+def _replace(f, name, **dataset):
+    del f[name]
+    f.create_dataset(name, **dataset)
+
+
+# (what is wrong, how to make it so, the dataset or attribute the error names)
+CRAFTED_SNAPSHOTS = {
+    # A chunked dataset declares 2^40 rows in a few bytes of header and holds nothing.
+    "2^40 rows": (lambda f: _replace(f, "snapshots/2/position", shape=(2 ** 40, 3), maxshape=(None, 3),
+                                     chunks=(1024, 3), dtype="f8"), "/snapshots/2/position"),
+    "wrong rank": (lambda f: _replace(f, "snapshots/1/position", data=np.zeros((40, 3, 1))),
+                   "/snapshots/1/position"),
+    "text for numbers": (lambda f: _replace(f, "snapshots/1/velocity", data=np.full((40, 3), b"fast")),
+                         "/snapshots/1/velocity: type |S4"),
+    "velocity rows differ from positions": (lambda f: _replace(f, "snapshots/2/velocity", data=np.zeros((39, 3))),
+                                            "/snapshots/2/velocity"),
+    "negative snapshot count": (lambda f: f["snapshots"].attrs.modify("count", -1), "/snapshots"),
+    "one body pose too many": (lambda f: _replace(f, "snapshots/0/body_position", data=np.zeros((3, 3))),
+                               "/snapshots/0/body_position"),
+    "a box without half extents": (lambda f: f["bodies/1/0"].attrs.__delitem__("half_extents"), "/bodies/1/0"),
+}
+
+
+def _render_cli(run, out_dir, gif):
+    return subprocess.run([sys.executable, "-m", "analysis.render", str(run), "--out-dir", str(out_dir),
+                           "--gif", str(gif), "--dpi", "30"],
+                          capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+
+
+def test_render_of_the_synthetic_snapshot_run(tmp_path):
+    """The file the crafted cases start from renders, and leaves only its frames and GIF."""
+    run = write_snapshot_run(tmp_path / "run.h5")
+    result = _render_cli(run, tmp_path / "out" / "frames", tmp_path / "run.gif")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (tmp_path / "out" / "frames").iterdir()) == [f"frame_000{k}.png" for k in range(3)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "run.gif", "run.h5"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["frames"]
+
+
+@pytest.mark.parametrize("case", CRAFTED_SNAPSHOTS)
+def test_render_refuses_a_crafted_run_in_one_line(tmp_path, case):
+    craft, where = CRAFTED_SNAPSHOTS[case]
+    run = write_snapshot_run(tmp_path / "run.h5")
+    with h5py.File(run, "r+") as f:
+        craft(f)
+    result = _render_cli(run, tmp_path / "out" / "frames", tmp_path / "run.gif")
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith(f"render: {run}: {where}"), lines[0]
+    # Nothing written: no frame folder, no GIF, no hidden partial files beside either.
+    assert [p.name for p in tmp_path.iterdir()] == ["run.h5"]
 
 
 # Geometry of the outlines (no executable needed).
