@@ -262,3 +262,47 @@ def test_an_environment_value_cannot_split_the_sweep_header(tmp_path):
     result = contactlab("sweep", "run", sweep, "-j", "1", "--out-dir", tmp_path / "runs", env=environment)
     assert not any(line.startswith("injected line") for line in result.stderr.splitlines()), result.stderr
     assert "OMP_NUM_THREADS=1\\ninjected line" in result.stderr
+
+
+def test_a_killed_collect_takes_its_reader_child_along(tmp_path):
+    # collect reads each run file in a child process. Stop a child mid-read and kill collect:
+    # the child must die with it (a file that hangs HDF5 would otherwise keep it spinning).
+    runs = tmp_path / "runs"
+    assert contactlab("run", *QUICK, "-o", runs / "r0.h5", "-q").returncode == 0
+    data = (runs / "r0.h5").read_bytes()
+    for i in range(1, 300):
+        (runs / f"r{i}.h5").write_bytes(data)
+    parent = subprocess.Popen([BIN, "collect", str(runs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child, deadline = None, time.monotonic() + 30
+    while child is None:  # a reader that is alive and stopped by us
+        assert time.monotonic() < deadline and parent.poll() is None
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if int(process_state(pid)[1]) != parent.pid:
+                    continue
+                os.kill(int(pid), signal.SIGSTOP)
+                time.sleep(0.01)
+                if process_state(pid)[0] == "T":
+                    child = int(pid)
+                    break
+                os.kill(int(pid), signal.SIGCONT)
+            except (OSError, IndexError):
+                continue
+    parent.kill()
+    parent.wait()
+    deadline, state = time.monotonic() + 5, "T"
+    while state not in ("gone", "Z", "X") and time.monotonic() < deadline:
+        time.sleep(0.05)
+        try:
+            state = process_state(child)[0]
+        except OSError:
+            state = "gone"
+    if state not in ("gone", "Z", "X"):
+        os.kill(child, signal.SIGKILL)
+    assert state in ("gone", "Z", "X"), f"the reader outlived collect (state {state})"
+
+
+def process_state(pid):
+    """(state, parent pid) of a process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return fields[0], fields[1]
