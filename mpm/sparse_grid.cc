@@ -194,7 +194,8 @@ void SparseGrid::Rebuild(const std::vector<Vector3>& positions) {
       const int thread = omp_get_thread_num();
       const int range_begin = static_cast<int>(static_cast<std::int64_t>(particle_count) * thread / thread_count);
       const int range_end = static_cast<int>(static_cast<std::int64_t>(particle_count) * (thread + 1) / thread_count);
-      int* const slots = &box_particle_counts_[static_cast<std::size_t>(thread) * cell_count];
+      // data() + offset: with no particles the vector is empty, and indexing it is undefined.
+      int* const slots = box_particle_counts_.data() + static_cast<std::size_t>(thread) * cell_count;
       for (int p = range_begin; p < range_end; ++p) {
         const NodeCoordinate offset = particle_base_blocks_[p] - box_min;
         particle_box_cells_[p] = offset.x() + box_extent.x() * (offset.y() + box_extent.y() * offset.z());
