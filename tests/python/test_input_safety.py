@@ -586,7 +586,7 @@ def test_a_killed_collect_takes_its_reader_child_along(tmp_path):
     runs = tmp_path / "runs"
     assert contactlab("run", *QUICK, "-o", runs / "r0.h5", "-q").returncode == 0
     data = (runs / "r0.h5").read_bytes()
-    for i in range(1, 300):
+    for i in range(1, 600):  # enough files that collect is still reading when a reader is found
         (runs / f"r{i}.h5").write_bytes(data)
     parent = subprocess.Popen([BIN, "collect", str(runs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     child, deadline = None, time.monotonic() + 30
