@@ -132,6 +132,18 @@ KeyValues FromJsonObject(const nlohmann::json& object, const std::string& origin
   return values;
 }
 
+// The values of the "scenario" axis, in file order (empty when the scenario is not swept).
+std::vector<std::string> SweptScenarios(const SweepDefinition& sweep) {
+  std::vector<std::string> scenarios;
+  for (const SweepAxis& axis : sweep.axes) {
+    for (std::size_t k = 0; k < axis.keys.size(); ++k) {
+      if (axis.keys[k] != kScenarioKey) continue;
+      for (const ParameterValue& value : axis.values[k]) scenarios.push_back(std::get<std::string>(value));
+    }
+  }
+  return scenarios;
+}
+
 }  // namespace
 
 SweepDefinition LoadSweep(const std::filesystem::path& file) {
@@ -278,12 +290,7 @@ SweepDefinition LoadSweep(const std::filesystem::path& file) {
   } else if (!sweep.scenario.empty()) {
     throw InputError(file.string() + ": 'scenario' is both fixed in [sweep] and swept");
   } else {
-    for (const SweepAxis& axis : sweep.axes) {
-      for (std::size_t k = 0; k < axis.keys.size(); ++k) {
-        if (axis.keys[k] != kScenarioKey) continue;
-        for (const ParameterValue& value : axis.values[k]) scenarios.push_back(std::get<std::string>(value));
-      }
-    }
+    scenarios = SweptScenarios(sweep);
   }
   for (const auto& [scenario, keys] : sweep.scenario_base) {
     if (std::find(scenarios.begin(), scenarios.end(), scenario) == scenarios.end()) {
@@ -318,14 +325,8 @@ std::optional<std::filesystem::path> ConfigFile(const SweepDefinition& sweep, co
 
 std::vector<std::pair<std::filesystem::path, std::string>> SweepInputs(const SweepDefinition& sweep) {
   std::vector<std::pair<std::filesystem::path, std::string>> inputs = {{sweep.file, "sweep file"}};
-  std::set<std::string> scenarios;
-  if (!sweep.scenario.empty()) scenarios.insert(sweep.scenario);
-  for (const SweepAxis& axis : sweep.axes) {
-    for (std::size_t k = 0; k < axis.keys.size(); ++k) {
-      if (axis.keys[k] != kScenarioKey) continue;
-      for (const ParameterValue& value : axis.values[k]) scenarios.insert(std::get<std::string>(value));
-    }
-  }
+  const std::vector<std::string> scenarios =
+      sweep.scenario.empty() ? SweptScenarios(sweep) : std::vector<std::string>{sweep.scenario};
   for (const std::string& scenario : scenarios) {
     if (const auto config = ConfigFile(sweep, scenario)) inputs.emplace_back(*config, "scene file");
   }
@@ -456,10 +457,11 @@ ManifestEntry FromJsonLine(const std::string& text, const std::string& origin) {
   try {
     // A whole number in [0, kMaxSweepRuns): 0.9 or 2^32 must not read as some other index.
     const auto& index = line.at("index");
-    const bool in_range = index.is_number_unsigned() ? index.get<std::uint64_t>() < kMaxSweepRuns
-                          : index.is_number_integer()
-                              ? index.get<std::int64_t>() >= 0 && index.get<std::int64_t>() < kMaxSweepRuns
-                              : false;
+    // is_number_integer() holds for unsigned values too, which get<std::int64_t> would wrap.
+    const bool in_range =
+        index.is_number_integer() &&
+        (index.is_number_unsigned() ? index.get<std::uint64_t>() < kMaxSweepRuns
+                                    : index.get<std::int64_t>() >= 0 && index.get<std::int64_t>() < kMaxSweepRuns);
     if (!in_range) {
       throw InputError(origin + ": field 'index' = " + index.dump() + " is not a whole number from 0 to " +
                        std::to_string(kMaxSweepRuns - 1));
