@@ -254,7 +254,7 @@ scenario = "ball_on_slope"
 config = "{SCENE}"
 formulation = "sap"
 [axes]
-duration = [1000.0]
+duration = [100.0]
 """)
     out = tmp_path / "out"
     executor = subprocess.Popen([contactlab_bin, "sweep", "run", str(path), "-j", "1",
