@@ -93,6 +93,7 @@ struct PreparedContact {
   double max_normal_velocity = 0.0;    // v̂ = min(x₀/δt, 1/d) [m/s]
   double lagged_normal_impulse = 0.0;  // n₀ = δt f_e0 (1 − d v_n0)₊ [N s]
   double soft_norm_tolerance = 0.0;    // ε_s = max(v_s, μ σ w n₀) [m/s]
+  double soft_norm_gain = 0.0;         // μ σ w, so that ε_s = max(v_s, μ σ w n₀) [1/kg]
 };
 
 // Value, impulse and Hessian of one contact at one velocity.
@@ -126,6 +127,13 @@ class ContactModel {
   // from Evaluate; a model may override it with a cheaper form of the same values.
   virtual LineTerms EvaluateAlong(const PreparedContact& contact, const Vector3& contact_velocity,
                                   const Vector3& direction) const;
+  // Whether the friction bound is a normal impulse n₀ frozen before the solve ("lagged"),
+  // rather than the normal impulse of the solve itself ("sap_cone").
+  virtual bool HasFrozenFrictionBound() const { return false; }
+  // Rebases the frozen friction bound on the normal impulse `normal_impulse` [N s] (a model
+  // without one leaves the contact as it is): a caller that knows the impulse the contact
+  // carries makes μ n₀ Coulomb's bound for it.
+  virtual void SetFrictionNormalImpulse(PreparedContact& /*contact*/, double /*normal_impulse*/) const {}
 };
 
 // Throws InputError naming "contact.model" for an unknown model.

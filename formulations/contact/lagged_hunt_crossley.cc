@@ -71,9 +71,14 @@ PreparedContact LaggedHuntCrossley::Prepare(const ContactPointState& state, doub
   const double dissipation_limit = dissipation_ > 0.0 ? 1.0 / dissipation_ : std::numeric_limits<double>::infinity();
   contact.max_normal_velocity = std::min(state.penetration / time_step, dissipation_limit);
   // ε_s = max(v_s, μ σ w n₀) (spec §5 Y6).
-  contact.soft_norm_tolerance = std::max(stiction_tolerance_, state.friction_coefficient * friction_regularization_ *
-                                                                  state.delassus_scale * contact.lagged_normal_impulse);
+  contact.soft_norm_gain = state.friction_coefficient * friction_regularization_ * state.delassus_scale;
+  contact.soft_norm_tolerance = std::max(stiction_tolerance_, contact.soft_norm_gain * contact.lagged_normal_impulse);
   return contact;
+}
+
+void LaggedHuntCrossley::SetFrictionNormalImpulse(PreparedContact& contact, double normal_impulse) const {
+  contact.lagged_normal_impulse = std::max(normal_impulse, 0.0);
+  contact.soft_norm_tolerance = std::max(stiction_tolerance_, contact.soft_norm_gain * contact.lagged_normal_impulse);
 }
 
 double LaggedHuntCrossley::Cost(const PreparedContact& contact, const Vector3& contact_velocity) const {

@@ -87,6 +87,9 @@ class LaggedHuntCrossley final : public ContactModel {
   // ContactModel::EvaluateAlong up to round-off.
   LineTerms EvaluateAlong(const PreparedContact& contact, const Vector3& contact_velocity,
                           const Vector3& direction) const override;
+  bool HasFrozenFrictionBound() const override { return true; }
+  // n₀ ← normal_impulse, and ε_s = max(v_s, μ σ w n₀) with it.
+  void SetFrictionNormalImpulse(PreparedContact& contact, double normal_impulse) const override;
 
  private:
   double stiffness_;                // k [N/m]

@@ -75,6 +75,12 @@ std::pair<StiffnessRule, double> ContactStiffness(StiffnessRule rule, const Quas
                      in.particle_mass * in.approach_speed * in.approach_speed / (depth * depth),
                      in.previous_force / depth});
   };
+  const auto effective_mass = [&] {
+    // k = 1/(w_p δt²): the contact's Hessian δt² k is its effective mass 1/w_p, so one substep's
+    // impulse at a penetration x₀ and approach speed v_n is (x₀/δt − v_n)/w_p: the velocity-level
+    // push-out of the grid mass the contact moves (a spring of period 2π δt, integrated implicitly).
+    return 1.0 / (in.lumped_mobility * substep * substep);
+  };
   const auto near_rigid = [&](double mass) {
     // Spec A1: k_p = (2π/(β δt))² m, an oscillator of period β δt on the mass m: the
     // contact's effective mass 1/w_p, or (softer) the particle's own mass m_p.
@@ -83,13 +89,15 @@ std::pair<StiffnessRule, double> ContactStiffness(StiffnessRule rule, const Quas
   };
   switch (rule) {
     case StiffnessRule::kAuto: {
-      const double loaded = load();
-      if (!in.body_moves_with_coupling) return {StiffnessRule::kLoad, loaded};
-      const double stiffest = near_rigid(in.particle_mass);  // the stiffest contact a substep resolves
-      if (in.rigid_step_cap < std::min(stiffest, loaded)) return {StiffnessRule::kRigidStep, in.rigid_step_cap};
-      if (loaded < stiffest) return {StiffnessRule::kLoad, loaded};
-      return {StiffnessRule::kNearRigidParticleMass, stiffest};
+      const double effective = effective_mass();
+      // Against a body the coupling moves, no stiffer than its rigid step resolves.
+      if (in.body_moves_with_coupling && in.rigid_step_cap < effective) {
+        return {StiffnessRule::kRigidStep, in.rigid_step_cap};
+      }
+      return {StiffnessRule::kEffectiveMass, effective};
     }
+    case StiffnessRule::kEffectiveMass:
+      return {rule, effective_mass()};
     case StiffnessRule::kLoad:
       return {rule, load()};
     case StiffnessRule::kNearRigid:
@@ -106,6 +114,12 @@ std::pair<StiffnessRule, double> ContactStiffness(StiffnessRule rule, const Quas
       break;
   }
   return {StiffnessRule::kFixed, 0.0};  // 0: the model's contact.stiffness
+}
+
+// warm_start = auto: the previous impulses where the backend takes a start (cpu), v* elsewhere.
+WarmStart ResolveWarmStart(WarmStart warm_start, Backend backend) {
+  if (warm_start != WarmStart::kAuto) return warm_start;
+  return backend == Backend::kCpu ? WarmStart::kPreviousImpulses : WarmStart::kNone;
 }
 
 // Kinematic bodies and the prescribed joints of the multibody tree at `time` [s], the tree's
@@ -305,17 +319,31 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
           "dt)/h), the farthest a particle closes on a surface in one substep.",
           NonNegative()),
       {"quasi_newton.stiffness_rule", ChoiceName(defaults.stiffness_rule, StiffnessRuleNames()), "",
-       "Per-contact k of the lagged model. load: max(m g, m v_approach^2, f_prev)/(penetration_fraction h), so the "
-       "contact settles a small fraction of h deep and its lagged friction bound mu k x0 dt is the normal impulse it "
-       "carries; near_rigid / near_rigid_particle_mass: (2 pi/(beta delta t))^2 m with m = 1/w or m_p (spec A1), whose "
-       "friction bound is thousands of times the normal impulse of a resting particle; rigid_step: against a body the "
-       "coupling moves, kappa/(dt^2 lambda), lambda = lambda_max(M^-1 sum_p J_p^T n_p n_p^T J_p) over its n contacts "
-       "(M its inertia), so its explicit rigid step sees dt^2 lambda_max(M^-1 K) <= kappa; no cap where lambda m <= "
-       "kappa, m = M_mat/n the inertia of the material behind each contact (M_mat: the materials touching it), which "
-       "bounds what a spring can push over a step (load against other geometry); auto "
-       "(default): load against static and prescribed geometry, the softest of load, near_rigid_particle_mass and "
-       "rigid_step against bodies the weak coupling moves; fixed: contact.stiffness.",
+       "Per-contact k of the lagged model. effective_mass: 1/(w delta t^2), w = sum_i w_ip^2/m_i the contact's "
+       "Delassus scale, so the contact's Hessian is the grid mass it moves (a spring of period 2 pi delta t); load: "
+       "max(m g, m v_approach^2, f_prev)/(penetration_fraction h), whose f_prev makes the contact integrate its "
+       "penetration error (a resting particle rings); near_rigid / near_rigid_particle_mass: (2 pi/(beta delta "
+       "t))^2 m with m = 1/w or m_p (spec A1); rigid_step: against a body the coupling moves, kappa/(dt^2 lambda), "
+       "lambda = lambda_max(M^-1 sum_p J_p^T n_p n_p^T J_p) over its n contacts (M its inertia), so its explicit "
+       "rigid step sees dt^2 lambda_max(M^-1 K) <= kappa; no cap where lambda m <= kappa, m = M_mat/n the inertia "
+       "of the material behind each contact (M_mat: the materials touching it), which bounds what a spring can push "
+       "over a step (effective_mass against other geometry); auto (default): effective_mass, capped by rigid_step "
+       "against bodies the weak coupling moves; fixed: contact.stiffness.",
        OneOf(ChoiceNames(StiffnessRuleNames()))},
+      {"quasi_newton.friction_bound", ChoiceName(defaults.friction_bound, FrictionBoundNames()), "",
+       "The normal impulse n0 bounding the lagged model's friction mu n0. carried (default): the normal impulse the "
+       "contact carries in the substep, a fixed point of convex solves (n0 <- gamma_n between them) stopped when "
+       "sum mu |n0 - gamma_n| <= friction_bound_tolerance sum mu gamma_n; penetration: n0 = dt k x0 (1 - d v_n0) "
+       "from the penetration at the substep's start (the literal lagged model), which misses the load a contact "
+       "carries through its velocity term.",
+       OneOf(ChoiceNames(FrictionBoundNames()))},
+      {"quasi_newton.friction_bound_tolerance", defaults.friction_bound_tolerance, "1",
+       "Relative mismatch sum mu |n0 - gamma_n| / sum mu gamma_n at which friction_bound = carried stops.",
+       InHalfOpenRange(1e-12, 1.0)},
+      {"quasi_newton.max_friction_bound_passes", std::int64_t{defaults.max_friction_bound_passes}, "1",
+       "Convex solves per substep under friction_bound = carried; a substep that needs more keeps the last one and "
+       "is counted as unsettled.",
+       Positive()},
       {"quasi_newton.penetration_fraction", defaults.penetration_fraction, "1",
        "Penetration of a contact under stiffness_rule = load, as a fraction of h.", InHalfOpenRange(1e-6, 1.0)},
       {"quasi_newton.rigid_step_stiffness_ratio", defaults.rigid_step_stiffness_ratio, "1",
@@ -331,7 +359,8 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
        "Start of each substep's iteration. none: v* (Algorithm 1, [yu2025async]). previous_impulses (beyond the "
        "paper): "
        "v* + M^-1 J^T gamma_prev, the forces the same (particle, body) contacts carried in the previous substep times "
-       "this substep; the same minimizer, fewer iterations in resting contact. CPU backend only.",
+       "this substep; the same minimizer, fewer iterations in resting contact. CPU backend only. auto (default): "
+       "previous_impulses on the cpu backend, none on the device ones.",
        OneOf(ChoiceNames(WarmStartNames()))},
       {"quasi_newton.kinematic_poses", ChoiceName(defaults.kinematic_poses, KinematicPosesNames()), "",
        "Poses of kinematic bodies during the substeps. step: frozen at t^n like every body ([yu2025async]), so a "
@@ -369,6 +398,9 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   options.backend = GetChoice(parameters, "quasi_newton.backend", BackendNames());
   options.stiffness_rule = GetChoice(parameters, "quasi_newton.stiffness_rule", StiffnessRuleNames());
   options.penetration_fraction = parameters.GetDouble("quasi_newton.penetration_fraction");
+  options.friction_bound = GetChoice(parameters, "quasi_newton.friction_bound", FrictionBoundNames());
+  options.friction_bound_tolerance = parameters.GetDouble("quasi_newton.friction_bound_tolerance");
+  options.max_friction_bound_passes = parameters.GetIntAs<int>("quasi_newton.max_friction_bound_passes");
   options.rigid_step_stiffness_ratio = parameters.GetDouble("quasi_newton.rigid_step_stiffness_ratio");
   options.grid_update = GetChoice(parameters, "quasi_newton.grid_update", GridUpdateNames());
   options.warm_start = GetChoice(parameters, "quasi_newton.warm_start", WarmStartNames());
@@ -377,6 +409,7 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   if (const std::string problem = options.solver.Validate(); !problem.empty()) {
     throw InputError("quasi_newton: " + problem);
   }
+  options.warm_start = ResolveWarmStart(options.warm_start, options.backend);
   if (options.backend != Backend::kCpu && options.warm_start != WarmStart::kNone) {
     throw InputError("quasi_newton.warm_start = " + ChoiceName(options.warm_start, WarmStartNames()) +
                      " needs quasi_newton.backend = cpu (the device iteration starts from v*)");
@@ -390,6 +423,7 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
 
 const ChoiceTable<StiffnessRule>& StiffnessRuleNames() {
   static const ChoiceTable<StiffnessRule> names = {{"auto", StiffnessRule::kAuto},
+                                                   {"effective_mass", StiffnessRule::kEffectiveMass},
                                                    {"load", StiffnessRule::kLoad},
                                                    {"near_rigid", StiffnessRule::kNearRigid},
                                                    {"near_rigid_particle_mass", StiffnessRule::kNearRigidParticleMass},
@@ -405,8 +439,8 @@ const ChoiceTable<GridUpdate>& GridUpdateNames() {
 }
 
 const ChoiceTable<WarmStart>& WarmStartNames() {
-  static const ChoiceTable<WarmStart> names = {{"none", WarmStart::kNone},
-                                               {"previous_impulses", WarmStart::kPreviousImpulses}};
+  static const ChoiceTable<WarmStart> names = {
+      {"auto", WarmStart::kAuto}, {"none", WarmStart::kNone}, {"previous_impulses", WarmStart::kPreviousImpulses}};
   return names;
 }
 
@@ -423,6 +457,12 @@ const ChoiceTable<StoppingFrame>& StoppingFrameNames() {
   return names;
 }
 
+const ChoiceTable<FrictionBound>& FrictionBoundNames() {
+  static const ChoiceTable<FrictionBound> names = {{"carried", FrictionBound::kCarried},
+                                                   {"penetration", FrictionBound::kPenetration}};
+  return names;
+}
+
 const ChoiceTable<Backend>& BackendNames() {
   static const ChoiceTable<Backend> names = {
       {"cpu", Backend::kCpu}, {"cuda", Backend::kCuda}, {"emulated", Backend::kEmulated}};
@@ -433,6 +473,7 @@ QuasiNewtonFormulation::QuasiNewtonFormulation(QuasiNewtonFormulationOptions opt
     : options_(std::move(options)),
       contact_model_(contact::MakeContactModel(options_.contact)),
       rigid_contact_model_(contact::MakeContactModel(dynamics::RigidStepContactParameters(options_.contact))) {
+  options_.warm_start = ResolveWarmStart(options_.warm_start, options_.backend);
   if (options_.backend == Backend::kCuda) {
 #ifdef CONTACTLAB_WITH_CUDA
     std::string reason;
@@ -485,6 +526,7 @@ std::vector<UsedParameter> QuasiNewtonFormulation::UsedParameters() const {
   if (used_courant_.observed()) used.push_back(used_courant_.used());
   if (used_stiffness_rule_.observed()) used.push_back(used_stiffness_rule_.used());
   if (used_stopping_frame_.observed()) used.push_back(used_stopping_frame_.used());
+  if (used_friction_bound_passes_.observed()) used.push_back(used_friction_bound_passes_.used());
   return used;
 }
 
@@ -497,6 +539,68 @@ QuasiNewtonResults QuasiNewtonFormulation::Solve(const SubstepContactProblem& pr
     return gpu::EmulateCudaQuasiNewton(problem, options_.solver);
   }
   return SolveQuasiNewton(problem, options_.solver);
+}
+
+namespace {
+
+// Σ_c μ_c |n₀,c − γ_n,c| and Σ_c μ_c γ_n,c over a substep's contacts: how far the frozen
+// friction bounds are from the impulses the contacts carry, and the size of those impulses.
+std::pair<double, double> FrictionBoundMismatch(const SubstepContactProblem& problem,
+                                                const QuasiNewtonResults& solution) {
+  double mismatch = 0.0;
+  double scale = 0.0;
+  for (std::size_t c = 0; c < problem.contacts.size(); ++c) {
+    const contact::PreparedContact& prepared = problem.contacts[c].prepared;
+    const double carried = std::max(solution.impulses[c].z(), 0.0);
+    mismatch += prepared.friction_coefficient * std::abs(prepared.lagged_normal_impulse - carried);
+    scale += prepared.friction_coefficient * carried;
+  }
+  return {mismatch, scale};
+}
+
+}  // namespace
+
+QuasiNewtonResults QuasiNewtonFormulation::SolveWithFrictionBound(SubstepContactProblem& problem,
+                                                                  const std::vector<contact::ParticleContact>& contacts,
+                                                                  double substep) {
+  const bool fixed_point = options_.friction_bound == FrictionBound::kCarried &&
+                           contact_model_->HasFrozenFrictionBound() && !problem.contacts.empty();
+  if (fixed_point) {
+    // Start from the impulse the particle carried in the previous substep, where it had one.
+    for (std::size_t c = 0; c < contacts.size(); ++c) {
+      const double previous_impulse = previous_normal_force_[contacts[c].particle] * substep;
+      if (previous_impulse > 0.0)
+        contact_model_->SetFrictionNormalImpulse(problem.contacts[c].prepared, previous_impulse);
+    }
+  }
+  QuasiNewtonResults solution = Solve(problem);
+  int passes = 1;
+  int iterations = solution.summary.iterations;
+  int line_search_evaluations = solution.summary.line_search_evaluations;
+  bool settled = true;
+  while (fixed_point) {
+    const auto [mismatch, scale] = FrictionBoundMismatch(problem, solution);
+    if (mismatch <= options_.friction_bound_tolerance * scale) break;
+    if (passes >= options_.max_friction_bound_passes) {
+      settled = false;
+      break;
+    }
+    for (std::size_t c = 0; c < problem.contacts.size(); ++c) {
+      contact_model_->SetFrictionNormalImpulse(problem.contacts[c].prepared, solution.impulses[c].z());
+    }
+    // The next solve starts where this one ended (the device solver starts from v*).
+    if (options_.backend == Backend::kCpu) problem.initial_velocity = solution.velocity;
+    solution = Solve(problem);
+    ++passes;
+    iterations += solution.summary.iterations;
+    line_search_evaluations += solution.summary.line_search_evaluations;
+  }
+  solution.summary.iterations = iterations;
+  solution.summary.line_search_evaluations = line_search_evaluations;
+  statistics_.friction_bound_passes_per_substep.push_back(passes);
+  if (!settled) ++statistics_.unsettled_friction_bounds;
+  if (fixed_point) used_friction_bound_passes_.Observe(passes);
+  return solution;
 }
 
 void QuasiNewtonFormulation::UploadToDevice(const World& world, double dt, const dynamics::ExplicitSpeeds& speeds) {
@@ -667,7 +771,7 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
 
     // 2d. Algorithm 1.
     start = Clock::now();
-    QuasiNewtonResults solution = Solve(problem);
+    QuasiNewtonResults solution = SolveWithFrictionBound(problem, contacts, substep);
     for (Vector3& velocity : solution.velocity) velocity += frame_velocity;
     report.timings.solve += SecondsSince(start);
     const solvers::SolverSummary& summary = solution.summary;

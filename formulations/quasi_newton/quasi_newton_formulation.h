@@ -34,14 +34,15 @@ class CudaSolverHandle;        // the device solver when built with CUDA (opaque
 class ExplicitSubstepBackend;  // cuda/explicit_substep_backend.h
 
 // How each contact's stiffness is chosen (QuasiNewtonFormulationOptions::stiffness_rule).
-enum class StiffnessRule { kAuto, kLoad, kNearRigid, kNearRigidParticleMass, kRigidStep, kFixed };
+enum class StiffnessRule { kAuto, kEffectiveMass, kLoad, kNearRigid, kNearRigidParticleMass, kRigidStep, kFixed };
 // What the grid keeps after a contact solve, and where the solve runs
 // (QuasiNewtonFormulationOptions::grid_update, ::backend).
 enum class GridUpdate { kImpulse, kSolverVelocity };
 enum class Backend { kCpu, kCuda, kEmulated };
-enum class WarmStart { kNone, kPreviousImpulses };
+enum class WarmStart { kAuto, kNone, kPreviousImpulses };
 enum class KinematicPoses { kStep, kSubstep };
 enum class StoppingFrame { kAuto, kTouchedSurfaces, kWorld };
+enum class FrictionBound { kCarried, kPenetration };
 // The names the keys quasi_newton.stiffness_rule, .grid_update and .backend take.
 const ChoiceTable<StiffnessRule>& StiffnessRuleNames();
 const ChoiceTable<GridUpdate>& GridUpdateNames();
@@ -49,6 +50,7 @@ const ChoiceTable<Backend>& BackendNames();
 const ChoiceTable<WarmStart>& WarmStartNames();
 const ChoiceTable<KinematicPoses>& KinematicPosesNames();
 const ChoiceTable<StoppingFrame>& StoppingFrameNames();
+const ChoiceTable<FrictionBound>& FrictionBoundNames();
 
 struct QuasiNewtonFormulationOptions {
   // N, MPM substeps per rigid step [-]; 0 is "auto": at the start of every step the
@@ -91,14 +93,19 @@ struct QuasiNewtonFormulationOptions {
   // if the particle would cross the surface within the substep (its lagged friction bound
   // is zero until it penetrates).
   double contact_margin = -1.0;
-  // How each contact's stiffness k of the lagged model is chosen (spec A1 leaves it open):
+  // How each contact's stiffness k of the lagged model is chosen ([yu2025async] gives none):
+  //   "effective_mass"            k_p = 1/(w_p δt²), w_p = Σ_i w_ip²/m_i the contact's
+  //                               Delassus scale on the grid: the contact's Hessian δt² k
+  //                               equals the grid mass it moves, 1/w_p, so a substep's normal
+  //                               impulse is (x₀/δt − v_n)/w_p, the push-out of the
+  //                               penetration at the velocity level (a spring of period 2π δt,
+  //                               integrated implicitly, which the block-diagonal iteration
+  //                               resolves in a few iterations);
   //   "load"                      k_p = max(m_p g, m_p v², f_prev)/(penetration_fraction h),
   //                               v the particle's approach speed, f_prev the normal force it
-  //                               carried in the previous substep: every contact settles a
-  //                               small fraction of h deep, where the lagged friction bound
-  //                               μ n₀ = μ δt k x₀ is the normal impulse the contact carries;
-  //   "near_rigid"                k_p = (2π/(β δt))² / w_p, w_p the contact's Delassus scale:
-  //                               the stiffest contact one substep resolves;
+  //                               carried in the previous substep;
+  //   "near_rigid"                k_p = (2π/(β δt))² / w_p: the stiffest contact one substep
+  //                               resolves (period β δt);
   //   "near_rigid_particle_mass"  k_p = (2π/(β δt))² m_p;
   //   "rigid_step"                against a body the weak coupling moves, the stiffest k its
   //                               explicit rigid step resolves: Δt² λ_max(M⁻¹ K) ≤ κ
@@ -106,31 +113,44 @@ struct QuasiNewtonFormulationOptions {
   //                               body's inertia (RigidStepStiffnessCaps below); no cap
   //                               where a heavy body is pressed by light material, which cannot
   //                               push it harder than its own inertia allows over a step;
-  //                               against static and prescribed geometry "load";
+  //                               against static and prescribed geometry "effective_mass";
   //   "fixed"                     contact.stiffness for every contact;
-  //   "auto"                      "load" against static and prescribed geometry; against
-  //                               bodies the weak coupling moves the softest of "load",
-  //                               "near_rigid_particle_mass" and "rigid_step", per contact.
+  //   "auto"                      "effective_mass", capped by "rigid_step" against bodies the
+  //                               weak coupling moves; per contact.
+  // Why not "load": f_prev makes k follow the force the contact carried, so the force of the
+  // next substep is f_prev x₀/(penetration_fraction h): the contact integrates its
+  // penetration error instead of springing back from it, and nothing damps that loop. A single
+  // particle resting on a table below the friction angle rings and creeps downhill at 1.2 cm/s
+  // (test QuasiNewtonCoulombTest), and incline_block's MPM block rings between 0.2 and 1.7
+  // times its weight for the whole run and never stops at μ 0.125.
   // Why "rigid_step": the rigid step (eq. 3) feels the summed impulse with the body's pose
   // frozen over Δt, i.e. the contact springs explicitly; symplectic Euler is stable while
   // Δt² λ_max(M⁻¹ K) < 4 (M the body's inertia), and "rigid_step" holds it at κ. The
   // stiffest rule alone makes the 0.1 kg panels squeezing the 0.4 kg cube of squeezed_cube
-  // chatter (panel force std 1.3 N of 10 N at Δt = 0.1 ms, N = 1, and at Δt = 4 ms); "load"
-  // alone bounces the pyramid's ball at 10 ms and the panels at 4 ms (README, quasi_newton).
-  // The near-rigid rules make the equilibrium penetration of a resting particle g δt²/4π²
-  // (5e-8 m at δt = 0.45 ms), so any penetration the grid leaves (0.1 mm) gives a friction
-  // bound thousands of times the normal impulse: on incline_block (μ 0.125) the block stopped
-  // in 0.1 s instead of 0.515 s; with "load" it follows the analytic speed and the quasi-Newton
-  // iteration needs 10× fewer iterations (measured, h 1.8 cm, Δt 5 ms).
-  // Why "load" against moving bodies too: a near-rigid contact pushes its particle out within
-  // one substep, so the penetration x₀ the next substep starts from, and with it the friction
-  // bound μ δt k x₀, no longer follows the load. With near_rigid_particle_mass on the elastic
-  // cubes, close_lift_shake's 3.24 kg rigid cube slid out of them (Δt 0.1 ms, N 10) and the
-  // dough's free-spinning pin needed 5–6× the iterations; the caps above keep what "load"
-  // alone got wrong (its stiffness grows with f_prev beyond what the rigid step resolves).
+  // chatter (panel force std 1.3 N of 10 N at Δt = 0.1 ms, N = 1, and at Δt = 4 ms).
   StiffnessRule stiffness_rule = StiffnessRule::kAuto;
-  double penetration_fraction = 0.01;       // [-], the target depth of "load" as a fraction of h
-  double rigid_step_stiffness_ratio = 1.0;  // [-], κ of "rigid_step": Δt² λ_max(M⁻¹ K) per body
+  // The normal impulse n₀ that bounds the lagged model's friction, μ n₀ (the "lagged" model of
+  // Castro et al. 2023 freezes n₀ so that problem (8) stays convex and separable; [yu2025async]
+  // does not say how n₀ is found).
+  //   "penetration"  n₀ = δt k x₀ (1 − d v_n0)₊ from the penetration at the substep's start
+  //                  (spec §1.3.4 read literally). It is the impulse the contact carries only
+  //                  where the contact rests x₀ = f/k deep; a particle that arrives within the
+  //                  substep carries its load through the velocity term δt² k v_n instead.
+  //                  Measured (ball_on_slope_demo, μ 0.3): the one to three contact particles
+  //                  of the ball carry 3 to 10⁵ times μ n₀ while they hit, so the ball slides
+  //                  as if friction were absent (spin ratio 0.00 against 1).
+  //   "carried"      n₀ = the normal impulse γ_n the contact carries in this substep: a fixed
+  //                  point of convex solves, each lagged (n₀ frozen), n₀ ← γ_n between them,
+  //                  started from the particle's previous-substep impulse and stopped when
+  //                  Σ μ |n₀ − γ_n| ≤ friction_bound_tolerance · Σ μ γ_n (the lagged friction
+  //                  updates of incremental potential contact, Li et al. 2020, per substep).
+  //                  Coulomb's bound then holds for the impulses the solve returns, whatever
+  //                  the stiffness.
+  FrictionBound friction_bound = FrictionBound::kCarried;
+  double friction_bound_tolerance = 1.0e-2;  // [-]
+  int max_friction_bound_passes = 20;        // convex solves per substep at most
+  double penetration_fraction = 0.01;        // [-], the target depth of "load" as a fraction of h
+  double rigid_step_stiffness_ratio = 1.0;   // [-], κ of "rigid_step": Δt² λ_max(M⁻¹ K) per body
   // What the grid keeps after the solve. "solver_velocity": the solver's v ([yu2025async]'s
   // Algorithm 1 returns v and γ; γ goes to the rigid bodies). Unless the solve converged
   // exactly, M (v − v*) differs from Jᵀγ by the residual, so MPM + rigid momentum drifts by up
@@ -152,7 +172,11 @@ struct QuasiNewtonFormulationOptions {
   // same particles received against the same bodies in the previous substep, so a resting
   // contact starts near its answer. The minimizer is the same; only the iteration count
   // changes (measured in the README's quasi_newton section). CPU backend only.
-  WarmStart warm_start = WarmStart::kNone;
+  // "auto": previous_impulses on the cpu backend, none on the device ones. With the
+  // effective-mass stiffness the block-diagonal iteration needs 1.7 times as many iterations
+  // from v* as from the previous impulses on dough_rolling, 2.4 times on pyramid (matrix
+  // settings), which the warm start takes back.
+  WarmStart warm_start = WarmStart::kAuto;
   // Where kinematic (prescribed) bodies stand during the substeps. "step": frozen at tⁿ with
   // every other body, as [yu2025async] registers contacts against the poses qⁿ, so a moving pin
   // jumps by a whole Δt before the first substep of each step. "substep" (beyond the paper):
@@ -175,6 +199,10 @@ struct QuasiNewtonStepStatistics {
   std::vector<int> iterations_per_substep;
   int line_search_evaluations = 0;
   int unconverged_substeps = 0;
+  // friction_bound = carried: the convex solves of each substep, and the substeps whose
+  // friction bound had not settled within max_friction_bound_passes.
+  std::vector<int> friction_bound_passes_per_substep;
+  int unsettled_friction_bounds = 0;
   double max_residual = 0.0;  // largest final residual / threshold of a substep
   // Σ_k γ_d^k pushed onto the rigid bodies, as world linear impulse [N s] per world body.
   std::vector<mpm::Vector3> body_linear_impulse;
@@ -221,6 +249,12 @@ class QuasiNewtonFormulation final : public Formulation {
   double ContactMargin(const World& world, double dt, double substep, const dynamics::ExplicitSpeeds& speeds);
   // Solves one substep's contact problem on the chosen backend.
   QuasiNewtonResults Solve(const SubstepContactProblem& problem);
+  // Solves it with the friction bound of options_.friction_bound: one solve ("penetration"),
+  // or the fixed point of "carried", which rebases each contact's n₀ on the impulse it
+  // carries and solves again. Returns the last solve, its summary counting every solve's
+  // iterations.
+  QuasiNewtonResults SolveWithFrictionBound(SubstepContactProblem& problem,
+                                            const std::vector<contact::ParticleContact>& contacts, double substep);
   // backend = cuda or emulated: creates the device substep for the world's grid spacing and
   // uploads the particles for the step, with a grid box wide enough for the step's motion.
   void UploadToDevice(const World& world, double dt, const dynamics::ExplicitSpeeds& speeds);
@@ -255,11 +289,13 @@ class QuasiNewtonFormulation final : public Formulation {
                                     "max(0.05, dt/N (v_particle + g dt) / h) at the start of each step"};
   UsedParameterTracker used_courant_{"quasi_newton.substep_courant_number",
                                      "δt (c + v_max) / h at the start of each step"};
+  UsedParameterTracker used_friction_bound_passes_{
+      "quasi_newton.friction_bound_passes",
+      "convex solves per substep with contacts until sum mu |n0 - gamma_n| <= friction_bound_tolerance sum mu gamma_n"};
   UsedChoiceTracker used_stiffness_rule_{
       "quasi_newton.stiffness_rule", ChoiceNames(StiffnessRuleNames()), "contact registrations",
-      "auto: the softest of load, near_rigid_particle_mass and rigid_step against bodies "
-      "that move with the coupling (finite mass), load against static and "
-      "kinematic ones; per contact"};
+      "auto: effective_mass, capped by rigid_step against bodies that move with the coupling (finite "
+      "mass); per contact"};
   UsedChoiceTracker used_stopping_frame_{
       "quasi_newton.stopping_frame", ChoiceNames(StoppingFrameNames()), "substeps",
       "auto: world or touched_surfaces, whichever sees less momentum in v*; per substep with contacts"};

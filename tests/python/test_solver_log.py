@@ -115,10 +115,10 @@ def test_auto_choices_record_what_they_chose(contactlab_bin, tmp_path):
     reuse = run.summary["sap.factorization_reuse_ratio.used"]
     assert reuse == pytest.approx(0.0 if "schur" in run.summary["sap.linear_solver.used"] else 0.5)
     assert run.params["sap.factorization_reuse_ratio.rule"].startswith("auto:")
-    # quasi_newton's auto stiffness rule, counted per contact registration: load against the
-    # static ground and, against the free 1.07 kg ball standing on the three cubes, the softest of
-    # load, near_rigid_particle_mass and the rigid_step cap, which is the cap for some of them.
+    # quasi_newton's auto stiffness rule, counted per contact registration: effective_mass against
+    # the static ground and, against the free 1.07 kg ball standing on the three cubes, the softer
+    # of effective_mass and the rigid_step cap, which is the cap for some of them.
     run = _run(contactlab_bin, tmp_path / "qn.h5", "pyramid", "quasi_newton", "duration=0.05",
                "settle_time=0.01")
     used = run.summary["quasi_newton.stiffness_rule.used"]
-    assert "load (" in used and "rigid_step (" in used, used
+    assert "effective_mass (" in used and "rigid_step (" in used, used

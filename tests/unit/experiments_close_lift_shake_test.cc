@@ -138,11 +138,11 @@ TEST(CloseLiftShake, PenaltyTableCarriesTheStackWhileThePanelsClose) {
   EXPECT_GT(lowest_cube - start_height, -2.0 * parameters.GetDouble("penalty.penetration_fraction") * 0.03);
 }
 
-// quasi_newton's default stiffness rule against the 3.24 kg rigid cube, a body the weak
-// coupling moves, includes "load": its lagged friction bound μ δt k x₀ follows the normal
-// force the elastic cubes carry. With the near-rigid rule alone (the default before) a
-// contact pushed its particle out within a substep, the bound collapsed and the cube slid
-// out of the grip: 87 mm in the 0.1 s after the panels closed (this set-up, measured).
+// quasi_newton's defaults against the 3.24 kg rigid cube, a body the weak coupling moves:
+// the friction bound is the normal impulse each contact carries (friction_bound = carried).
+// With the bound read from the penetration and a near-rigid stiffness, a contact pushed its
+// particle out within a substep, the bound collapsed and the cube slid out of the grip: 87 mm
+// in the 0.1 s after the panels closed (this set-up, measured).
 // Δt 1 ms with the derived substeps (N = 36); "held" is the scene's criterion, slip from the
 // grasp pose ≤ 1 cm (the elastic cubes' shear sag under the cube's weight is ~1.5 mm).
 TEST(CloseLiftShake, QuasiNewtonDefaultsHoldTheRigidCubeAfterThePanelsClose) {

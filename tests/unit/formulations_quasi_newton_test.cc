@@ -852,6 +852,105 @@ TEST(QuasiNewtonFormulation, RigidStepCapPutsTheExplicitSpringAtTheGivenRatio) {
   }
 }
 
+// --- Coulomb friction at the defaults ----------------------------------------------------
+// A single particle, or a 2 × 2 × 2 block of particles in one cell, on a static table under
+// gravity tilted by θ from the table's normal (an incline without a tilted geometry), at the
+// formulation's default stiffness rule, friction bound and tolerances. Under stiffness_rule =
+// load the resting particle rings and creeps downhill at 1.2 cm/s, its mean normal force 17%
+// above m g cos θ (measured); Coulomb's law decides here:
+// below tan θ = μ the contact sticks and carries the downslope weight m g sin θ; above it the
+// material slides with F_t = μ F_n and accelerates at g (sin θ − μ cos θ).
+
+struct InclineOutcome {
+  double tangential_force = 0.0;  // mean over the window, on the material [N]
+  double normal_force = 0.0;      // [N]
+  double downslope_speed = 0.0;   // at the window's end [m/s]
+  double acceleration = 0.0;      // mean downslope acceleration over the window [m/s²]
+  double weight = 0.0;            // m g [N]
+  int last_iterations = 0;        // of the last substep, all its friction-bound passes
+};
+
+InclineOutcome SlideOnIncline(int per_side, double tan_theta, double friction) {
+  World world;
+  world.grid_spacing = 0.05;
+  const double theta = std::atan(tan_theta);
+  world.gravity = 9.81 * Vector3(std::sin(theta), 0.0, -std::cos(theta));
+  // n × n × n particles at the lattice spacing s = h/2, the lowest layer on the table's
+  // surface, at rest.
+  mpm::SamplingOptions sampling;
+  sampling.grid_spacing = world.grid_spacing;
+  const double spacing = mpm::ParticleSpacing(sampling);
+  std::vector<Vector3> positions;
+  for (int i = 0; i < per_side; ++i) {
+    for (int j = 0; j < per_side; ++j) {
+      for (int k = 0; k < per_side; ++k) positions.push_back(spacing * Vector3(i + 0.5, j + 0.5, k));
+    }
+  }
+  world.materials.push_back(mpm::MakeMaterial("block", "linear_corotated", 1000.0, 1e5, 0.3));
+  mpm::AddSampledParticles(positions, sampling, 1000.0, Vector3::Zero(), 0, world.particles);
+  world.bodies.push_back(rigid::MakeStaticBody(
+      "table", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, friction}}, rigid::Pose{}));
+  QuasiNewtonFormulation formulation(QuasiNewtonFormulationOptions{});  // the defaults, lagged model included
+  const double dt = 2.0e-3;
+  const int settle_steps = 100;
+  const int window_steps = 50;
+  InclineOutcome outcome;
+  outcome.weight = mpm::TotalMass(world.particles) * 9.81;
+  double start_speed = 0.0;
+  for (int step = 0; step < settle_steps + window_steps; ++step) {
+    if (step == settle_steps) start_speed = mpm::LinearMomentum(world.particles).x() / mpm::TotalMass(world.particles);
+    const StepReport report = formulation.Step(world, dt);
+    if (step >= settle_steps) {
+      const Vector3 on_material = -report.contact_wrench[0].force;
+      outcome.tangential_force += on_material.x() / window_steps;
+      outcome.normal_force += on_material.z() / window_steps;
+    }
+  }
+  outcome.downslope_speed = mpm::LinearMomentum(world.particles).x() / mpm::TotalMass(world.particles);
+  outcome.last_iterations = formulation.last_step().iterations_per_substep.back();
+  outcome.acceleration = (outcome.downslope_speed - start_speed) / (window_steps * dt);
+  return outcome;
+}
+
+class QuasiNewtonCoulombTest : public ::testing::TestWithParam<int> {};  // particles per side
+
+TEST_P(QuasiNewtonCoulombTest, SticksBelowTheFrictionAngle) {
+  const double friction = 0.5;
+  const double tan_theta = 0.8 * friction;
+  const InclineOutcome outcome = SlideOnIncline(GetParam(), tan_theta, friction);
+  const double cosine = 1.0 / std::sqrt(1.0 + tan_theta * tan_theta);
+  // The contact carries the weight: normal m g cos θ and the whole downslope pull m g sin θ.
+  EXPECT_NEAR(outcome.normal_force, outcome.weight * cosine, 0.01 * outcome.weight);
+  EXPECT_NEAR(outcome.tangential_force, -outcome.weight * cosine * tan_theta, 0.01 * outcome.weight);
+  // Regularized stiction creeps at v_s r/√(1 − r²), r = tan θ/μ = 0.8: 1.3 mm/s at the default
+  // v_s = 1 mm/s. Anything beyond twice that is slip.
+  const double ratio = tan_theta / friction;
+  const double creep = 1e-3 * ratio / std::sqrt(1.0 - ratio * ratio);
+  EXPECT_LT(std::abs(outcome.downslope_speed), 2.0 * creep);
+  std::cout << "tan θ = 0.8 μ: F_t/F_n " << outcome.tangential_force / outcome.normal_force << ", speed "
+            << outcome.downslope_speed << " m/s, " << outcome.last_iterations << " iterations in the last substep\n";
+}
+
+TEST_P(QuasiNewtonCoulombTest, SlidesAboveTheFrictionAngleWithTheCoulombForce) {
+  const double friction = 0.5;
+  const double tan_theta = 1.25 * friction;
+  const InclineOutcome outcome = SlideOnIncline(GetParam(), tan_theta, friction);
+  const double cosine = 1.0 / std::sqrt(1.0 + tan_theta * tan_theta);
+  EXPECT_NEAR(outcome.normal_force, outcome.weight * cosine, 0.01 * outcome.weight);
+  // F_t = μ F_n to the friction bound's tolerance (1e-2 relative), and the acceleration of a
+  // Coulomb slider, g (sin θ − μ cos θ).
+  EXPECT_NEAR(-outcome.tangential_force / outcome.normal_force, friction, 0.02 * friction);
+  const double expected_acceleration = 9.81 * cosine * (tan_theta - friction);
+  EXPECT_NEAR(outcome.acceleration, expected_acceleration, 0.03 * expected_acceleration);
+  std::cout << "tan θ = 1.25 μ: F_t/F_n " << -outcome.tangential_force / outcome.normal_force << ", acceleration "
+            << outcome.acceleration << " m/s² (Coulomb " << expected_acceleration << ")\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(OneParticleAndABlock, QuasiNewtonCoulombTest, ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return info.param == 1 ? std::string("OneParticle") : std::string("TwoByTwoByTwo");
+                         });
+
 TEST(QuasiNewtonFormulation, OptionsRejectBadValuesNamingTheKey) {
   ParameterSet parameters;
   parameters.Declare(QuasiNewtonFormulationOptions::Specs());
