@@ -669,6 +669,44 @@ TEST_F(LaggedHuntCrossleyTest, FrictionIsBoundedByTheLaggedNormalImpulse) {
   }
 }
 
+// friction_bound = carried rebases n₀ on an impulse found by the caller: the bound becomes
+// μ n, ε_s follows it (max(v_s, μ σ w n)), the normal part is untouched, and the rebased
+// contact is still the gradient of its cost.
+TEST_F(LaggedHuntCrossleyTest, RebasedFrictionBoundIsTheGivenImpulse) {
+  for (const LaggedCase& test_case : LaggedCases()) {
+    SCOPED_TRACE(test_case.label);
+    const LaggedHuntCrossley model(test_case.parameters);
+    const PreparedContact prepared = model.Prepare(test_case.state, test_case.time_step);
+    const double mu = test_case.state.friction_coefficient;
+    for (const double factor : {0.0, 0.3, 40.0}) {
+      PreparedContact contact = prepared;
+      const double normal_impulse = factor * prepared.lagged_normal_impulse;
+      model.SetFrictionNormalImpulse(contact, normal_impulse);
+      EXPECT_EQ(contact.lagged_normal_impulse, normal_impulse);
+      EXPECT_DOUBLE_EQ(contact.soft_norm_tolerance,
+                       std::max(1e-3, mu * 1e-3 * test_case.state.delassus_scale * normal_impulse));
+      // Slip a thousand times ε_s: the soft norm's direction is saturated to 5e-7.
+      const double slip = 1e3 * contact.soft_norm_tolerance;
+      const Vector3 fast_slip(0.6 * slip, -0.8 * slip, 0.2 * contact.max_normal_velocity);
+      EXPECT_NEAR(model.Impulse(contact, fast_slip).head<2>().norm(), mu * normal_impulse,
+                  1e-3 * mu * normal_impulse + 1e-300);
+      EXPECT_EQ(model.Impulse(contact, fast_slip).z(), model.Impulse(prepared, fast_slip).z());
+      for (const Vector3& velocity : LaggedRegionVelocities(contact)) {
+        using Jet = ceres::Jet<double, 3>;
+        const Eigen::Matrix<Jet, 3, 1> jet_velocity(Jet(velocity.x(), 0), Jet(velocity.y(), 1), Jet(velocity.z(), 2));
+        const Jet cost = LaggedHuntCrossleyCost<Jet>(contact, jet_velocity);
+        const Vector3 impulse = model.Impulse(contact, velocity);
+        EXPECT_LE((impulse + cost.v).norm(), 1e-9 * (LaggedImpulseScale(contact) + mu * normal_impulse) + 1e-300)
+            << velocity.transpose();
+      }
+    }
+    // A negative impulse (round-off of a separating contact) is no bound at all.
+    PreparedContact contact = prepared;
+    model.SetFrictionNormalImpulse(contact, -1e-12);
+    EXPECT_EQ(contact.lagged_normal_impulse, 0.0);
+  }
+}
+
 TEST_F(LaggedHuntCrossleyTest, CostIsConvexAlongRandomLines) {
   std::uniform_real_distribution<double> fraction(0.0, 1.0);
   for (const LaggedCase& test_case : LaggedCases()) {
