@@ -527,6 +527,7 @@ std::vector<UsedParameter> QuasiNewtonFormulation::UsedParameters() const {
   if (used_stiffness_rule_.observed()) used.push_back(used_stiffness_rule_.used());
   if (used_stopping_frame_.observed()) used.push_back(used_stopping_frame_.used());
   if (used_friction_bound_passes_.observed()) used.push_back(used_friction_bound_passes_.used());
+  if (used_friction_bound_outcome_.observed()) used.push_back(used_friction_bound_outcome_.used());
   return used;
 }
 
@@ -562,7 +563,14 @@ std::pair<double, double> FrictionBoundMismatch(const SubstepContactProblem& pro
 
 QuasiNewtonResults QuasiNewtonFormulation::SolveWithFrictionBound(SubstepContactProblem& problem,
                                                                   const std::vector<contact::ParticleContact>& contacts,
-                                                                  double substep) {
+                                                                  double substep, StepReport& report) {
+  // Books a solve as the next of the step's contact solves (substeps in order, and within a
+  // substep its friction-bound passes).
+  const auto book = [&](const solvers::SolverSummary& summary) {
+    const auto index = std::count_if(report.solves.begin(), report.solves.end(),
+                                     [](const SolveRecord& record) { return record.kind == SolveKind::kContact; });
+    RecordSolve(report, SolveKind::kContact, static_cast<int>(index), "quasi_newton", summary);
+  };
   const bool fixed_point = options_.friction_bound == FrictionBound::kCarried &&
                            contact_model_->HasFrozenFrictionBound() && !problem.contacts.empty();
   if (fixed_point) {
@@ -574,6 +582,7 @@ QuasiNewtonResults QuasiNewtonFormulation::SolveWithFrictionBound(SubstepContact
     }
   }
   QuasiNewtonResults solution = Solve(problem);
+  book(solution.summary);
   int passes = 1;
   int iterations = solution.summary.iterations;
   int line_search_evaluations = solution.summary.line_search_evaluations;
@@ -591,6 +600,7 @@ QuasiNewtonResults QuasiNewtonFormulation::SolveWithFrictionBound(SubstepContact
     // The next solve starts where this one ended (the device solver starts from v*).
     if (options_.backend == Backend::kCpu) problem.initial_velocity = solution.velocity;
     solution = Solve(problem);
+    book(solution.summary);
     ++passes;
     iterations += solution.summary.iterations;
     line_search_evaluations += solution.summary.line_search_evaluations;
@@ -599,7 +609,10 @@ QuasiNewtonResults QuasiNewtonFormulation::SolveWithFrictionBound(SubstepContact
   solution.summary.line_search_evaluations = line_search_evaluations;
   statistics_.friction_bound_passes_per_substep.push_back(passes);
   if (!settled) ++statistics_.unsettled_friction_bounds;
-  if (fixed_point) used_friction_bound_passes_.Observe(passes);
+  if (fixed_point) {
+    used_friction_bound_passes_.Observe(passes);
+    used_friction_bound_outcome_.Observe(settled ? 0 : 1);
+  }
   return solution;
 }
 
@@ -771,7 +784,7 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
 
     // 2d. Algorithm 1.
     start = Clock::now();
-    QuasiNewtonResults solution = SolveWithFrictionBound(problem, contacts, substep);
+    QuasiNewtonResults solution = SolveWithFrictionBound(problem, contacts, substep, report);
     for (Vector3& velocity : solution.velocity) velocity += frame_velocity;
     report.timings.solve += SecondsSince(start);
     const solvers::SolverSummary& summary = solution.summary;
@@ -779,7 +792,6 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     statistics_.line_search_evaluations += summary.line_search_evaluations;
     statistics_.max_residual = std::max(statistics_.max_residual, summary.residual);
     if (!summary.converged()) ++statistics_.unconverged_substeps;
-    RecordSolve(report, SolveKind::kContact, k, "quasi_newton", summary);
     for (const Vector3& velocity : solution.velocity) {
       if (!velocity.allFinite()) {
         throw SimulationDiverged("quasi_newton: non-finite contact solve at t = " + std::to_string(world.time) +

@@ -251,10 +251,11 @@ class QuasiNewtonFormulation final : public Formulation {
   QuasiNewtonResults Solve(const SubstepContactProblem& problem);
   // Solves it with the friction bound of options_.friction_bound: one solve ("penetration"),
   // or the fixed point of "carried", which rebases each contact's n₀ on the impulse it
-  // carries and solves again. Returns the last solve, its summary counting every solve's
-  // iterations.
+  // carries and solves again. Each solve is booked into `report` as the step's next contact
+  // solve; returns the last one, its summary counting every solve's iterations.
   QuasiNewtonResults SolveWithFrictionBound(SubstepContactProblem& problem,
-                                            const std::vector<contact::ParticleContact>& contacts, double substep);
+                                            const std::vector<contact::ParticleContact>& contacts, double substep,
+                                            StepReport& report);
   // backend = cuda or emulated: creates the device substep for the world's grid spacing and
   // uploads the particles for the step, with a grid box wide enough for the step's motion.
   void UploadToDevice(const World& world, double dt, const dynamics::ExplicitSpeeds& speeds);
@@ -292,6 +293,13 @@ class QuasiNewtonFormulation final : public Formulation {
   UsedParameterTracker used_friction_bound_passes_{
       "quasi_newton.friction_bound_passes",
       "convex solves per substep with contacts until sum mu |n0 - gamma_n| <= friction_bound_tolerance sum mu gamma_n"};
+  // Substeps whose friction bound settled within max_friction_bound_passes, and those that did
+  // not (which keep the last solve).
+  UsedChoiceTracker used_friction_bound_outcome_{"quasi_newton.friction_bound_outcome",
+                                                 {"settled", "unsettled"},
+                                                 "substeps",
+                                                 "friction_bound = carried: whether sum mu |n0 - gamma_n| <= "
+                                                 "friction_bound_tolerance sum mu gamma_n was reached"};
   UsedChoiceTracker used_stiffness_rule_{
       "quasi_newton.stiffness_rule", ChoiceNames(StiffnessRuleNames()), "contact registrations",
       "auto: effective_mass, capped by rigid_step against bodies that move with the coupling (finite "
