@@ -323,7 +323,7 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
        "Delassus scale, so the contact's Hessian is the grid mass it moves (a spring of period 2 pi delta t); load: "
        "max(m g, m v_approach^2, f_prev)/(penetration_fraction h), whose f_prev makes the contact integrate its "
        "penetration error (a resting particle rings); near_rigid / near_rigid_particle_mass: (2 pi/(beta delta "
-       "t))^2 m with m = 1/w or m_p (spec A1); rigid_step: against a body the coupling moves, kappa/(dt^2 lambda), "
+       "t))^2 m with m = 1/w or m_p; rigid_step: against a body the coupling moves, kappa/(dt^2 lambda), "
        "lambda = lambda_max(M^-1 sum_p J_p^T n_p n_p^T J_p) over its n contacts (M its inertia), so its explicit "
        "rigid step sees dt^2 lambda_max(M^-1 K) <= kappa; no cap where lambda m <= kappa, m = M_mat/n the inertia "
        "of the material behind each contact (M_mat: the materials touching it), which bounds what a spring can push "

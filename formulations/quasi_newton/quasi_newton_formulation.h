@@ -121,7 +121,7 @@ struct QuasiNewtonFormulationOptions {
   // next substep is f_prev x₀/(penetration_fraction h): the contact integrates its
   // penetration error instead of springing back from it, and nothing damps that loop. A single
   // particle resting on a table below the friction angle rings and creeps downhill at 1.2 cm/s
-  // (test QuasiNewtonCoulombTest), and incline_block's MPM block rings between 0.2 and 1.7
+  // (test QuasiNewtonCoulombTest), and incline_block's MPM block rings between 0.2 and 1.8
   // times its weight for the whole run and never stops at μ 0.125.
   // Why "rigid_step": the rigid step (eq. 3) feels the summed impulse with the body's pose
   // frozen over Δt, i.e. the contact springs explicitly; symplectic Euler is stable while
@@ -129,21 +129,20 @@ struct QuasiNewtonFormulationOptions {
   // stiffest rule alone makes the 0.1 kg panels squeezing the 0.4 kg cube of squeezed_cube
   // chatter (panel force std 1.3 N of 10 N at Δt = 0.1 ms, N = 1, and at Δt = 4 ms).
   StiffnessRule stiffness_rule = StiffnessRule::kAuto;
-  // The normal impulse n₀ that bounds the lagged model's friction, μ n₀ (the "lagged" model of
-  // Castro et al. 2023 freezes n₀ so that problem (8) stays convex and separable; [yu2025async]
-  // does not say how n₀ is found).
-  //   "penetration"  n₀ = δt k x₀ (1 − d v_n0)₊ from the penetration at the substep's start
-  //                  (spec §1.3.4 read literally). It is the impulse the contact carries only
-  //                  where the contact rests x₀ = f/k deep; a particle that arrives within the
-  //                  substep carries its load through the velocity term δt² k v_n instead.
-  //                  Measured (ball_on_slope_demo, μ 0.3): the one to three contact particles
-  //                  of the ball carry 3 to 10⁵ times μ n₀ while they hit, so the ball slides
-  //                  as if friction were absent (spin ratio 0.00 against 1).
+  // The normal impulse n₀ that bounds the lagged model's friction, μ n₀ (the lagged model of
+  // [castro2023irrotational] freezes n₀ so that problem (8) stays convex and separable;
+  // [yu2025async] does not say how n₀ is found).
+  //   "penetration"  n₀ = δt k x₀ (1 − d v_n0)₊ from the penetration at the substep's start,
+  //                  the model read literally. It is the impulse the contact carries only where
+  //                  the contact rests x₀ = f/k deep; a particle pushed by the material behind
+  //                  it carries its load through the velocity term δt² k v_n instead (the demo
+  //                  ball's contact particles carried up to 10⁵ times μ n₀ under the former
+  //                  "load" stiffness).
   //   "carried"      n₀ = the normal impulse γ_n the contact carries in this substep: a fixed
   //                  point of convex solves, each lagged (n₀ frozen), n₀ ← γ_n between them,
   //                  started from the particle's previous-substep impulse and stopped when
   //                  Σ μ |n₀ − γ_n| ≤ friction_bound_tolerance · Σ μ γ_n (the lagged friction
-  //                  updates of incremental potential contact, Li et al. 2020, per substep).
+  //                  updates of incremental potential contact [li2020ipc], per substep).
   //                  Coulomb's bound then holds for the impulses the solve returns, whatever
   //                  the stiffness.
   FrictionBound friction_bound = FrictionBound::kCarried;
