@@ -409,8 +409,7 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   if (const std::string problem = options.solver.Validate(); !problem.empty()) {
     throw InputError("quasi_newton: " + problem);
   }
-  options.warm_start = ResolveWarmStart(options.warm_start, options.backend);
-  if (options.backend != Backend::kCpu && options.warm_start != WarmStart::kNone) {
+  if (options.backend != Backend::kCpu && options.warm_start == WarmStart::kPreviousImpulses) {
     throw InputError("quasi_newton.warm_start = " + ChoiceName(options.warm_start, WarmStartNames()) +
                      " needs quasi_newton.backend = cpu (the device iteration starts from v*)");
   }
@@ -566,10 +565,11 @@ QuasiNewtonResults QuasiNewtonFormulation::SolveWithFrictionBound(SubstepContact
                                                                   double substep, StepReport& report) {
   // Books a solve as the next of the step's contact solves (substeps in order, and within a
   // substep its friction-bound passes).
+  int index = static_cast<int>(std::count_if(report.solves.begin(), report.solves.end(), [](const SolveRecord& record) {
+    return record.kind == SolveKind::kContact;
+  }));
   const auto book = [&](const solvers::SolverSummary& summary) {
-    const auto index = std::count_if(report.solves.begin(), report.solves.end(),
-                                     [](const SolveRecord& record) { return record.kind == SolveKind::kContact; });
-    RecordSolve(report, SolveKind::kContact, static_cast<int>(index), "quasi_newton", summary);
+    RecordSolve(report, SolveKind::kContact, index++, "quasi_newton", summary);
   };
   const bool fixed_point = options_.friction_bound == FrictionBound::kCarried &&
                            contact_model_->HasFrozenFrictionBound() && !problem.contacts.empty();
@@ -608,7 +608,6 @@ QuasiNewtonResults QuasiNewtonFormulation::SolveWithFrictionBound(SubstepContact
   solution.summary.iterations = iterations;
   solution.summary.line_search_evaluations = line_search_evaluations;
   statistics_.friction_bound_passes_per_substep.push_back(passes);
-  if (!settled) ++statistics_.unsettled_friction_bounds;
   if (fixed_point) {
     used_friction_bound_passes_.Observe(passes);
     used_friction_bound_outcome_.Observe(settled ? 0 : 1);

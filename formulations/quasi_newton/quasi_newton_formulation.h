@@ -198,10 +198,8 @@ struct QuasiNewtonStepStatistics {
   std::vector<int> iterations_per_substep;
   int line_search_evaluations = 0;
   int unconverged_substeps = 0;
-  // friction_bound = carried: the convex solves of each substep, and the substeps whose
-  // friction bound had not settled within max_friction_bound_passes.
+  // The convex solves of each substep (more than one under friction_bound = carried).
   std::vector<int> friction_bound_passes_per_substep;
-  int unsettled_friction_bounds = 0;
   double max_residual = 0.0;  // largest final residual / threshold of a substep
   // Σ_k γ_d^k pushed onto the rigid bodies, as world linear impulse [N s] per world body.
   std::vector<mpm::Vector3> body_linear_impulse;
