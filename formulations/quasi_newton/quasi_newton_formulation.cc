@@ -308,6 +308,13 @@ std::vector<ParameterSpec> QuasiNewtonFormulationOptions::Specs() {
        "particles; auto: per substep whichever of the two sees less momentum in v*, never looser than world, so a "
        "grip carried on a moving hand is solved as tightly as one at rest (README, close_lift_shake).",
        OneOf(ChoiceNames(StoppingFrameNames()))},
+      {"quasi_newton.stopping_scale", ChoiceName(defaults.stopping_scale, StoppingScaleNames()), "",
+       "Grid nodes whose momentum |M^1/2 v| scales the stopping rule ([yu2025async] leaves it open). contact_nodes: "
+       "the problem's "
+       "unknowns, the stencil nodes of the contact particles; all_nodes: every active grid node, so the tolerance "
+       "grows with material that touches nothing and a large body on a few contacts is solved loosely "
+       "(docs/findings/2026-11-28-quasi-newton-friction.md).",
+       OneOf(ChoiceNames(StoppingScaleNames()))},
       {"quasi_newton.absolute_tolerance", defaults.solver.absolute_tolerance, "kg^0.5 m/s",
        "eps_a of the stopping rule; [yu2025async] sets it to machine epsilon.", NonNegative()},
       {"quasi_newton.max_iterations", std::int64_t{defaults.solver.max_iterations}, "1",
@@ -393,6 +400,7 @@ QuasiNewtonFormulationOptions QuasiNewtonFormulationOptions::FromParameters(cons
   options.solver.relative_tolerance = parameters.GetDouble("quasi_newton.relative_tolerance");
   options.solver.absolute_tolerance = parameters.GetDouble("quasi_newton.absolute_tolerance");
   options.stopping_frame = GetChoice(parameters, "quasi_newton.stopping_frame", StoppingFrameNames());
+  options.stopping_scale = GetChoice(parameters, "quasi_newton.stopping_scale", StoppingScaleNames());
   options.solver.max_iterations = parameters.GetIntAs<int>("quasi_newton.max_iterations");
   options.contact_margin = parameters.GetOptionalDouble("quasi_newton.contact_margin").value_or(-1.0);
   options.backend = GetChoice(parameters, "quasi_newton.backend", BackendNames());
@@ -453,6 +461,12 @@ const ChoiceTable<StoppingFrame>& StoppingFrameNames() {
   static const ChoiceTable<StoppingFrame> names = {{"auto", StoppingFrame::kAuto},
                                                    {"touched_surfaces", StoppingFrame::kTouchedSurfaces},
                                                    {"world", StoppingFrame::kWorld}};
+  return names;
+}
+
+const ChoiceTable<StoppingScale>& StoppingScaleNames() {
+  static const ChoiceTable<StoppingScale> names = {{"contact_nodes", StoppingScale::kContactNodes},
+                                                   {"all_nodes", StoppingScale::kAllNodes}};
   return names;
 }
 
@@ -743,8 +757,9 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
       StoppingFrame frame = options_.stopping_frame;
       const Vector3 surface_velocity =
           frame == StoppingFrame::kWorld ? Vector3::Zero() : TouchedSurfaceVelocity(contacts, particles, problem);
-      // Σ m_i ‖v*_i‖² and Σ m_i ‖v*_i − u‖² over all active nodes (auto: the frame with less)
-      // and over those outside the problem (the rule's outside momentum), in one pass.
+      // Σ m_i ‖v*_i‖² and Σ m_i ‖v*_i − u‖² over all active nodes and over those outside the
+      // problem, in one pass: auto takes the frame with less momentum over the nodes the rule's
+      // scale sums (stopping_scale), and all_nodes adds the outside part to the scale.
       const Eigen::Vector4d momenta =
           solvers::FixedChunkSum(grid_.num_nodes(), Eigen::Vector4d(Eigen::Vector4d::Zero()), [&](int node) {
             const double mass = grid_.mass[node];
@@ -753,15 +768,19 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
             const bool outside = problem_node_of_grid_node[node] < 0;
             return Eigen::Vector4d(both[0], both[1], outside ? both[0] : 0.0, outside ? both[1] : 0.0);
           });
+      const bool all_nodes = options_.stopping_scale == StoppingScale::kAllNodes;
       if (frame == StoppingFrame::kAuto) {
-        frame = momenta[1] < momenta[0] ? StoppingFrame::kTouchedSurfaces : StoppingFrame::kWorld;
+        const double world_momentum = all_nodes ? momenta[0] : momenta[0] - momenta[2];
+        const double surface_momentum = all_nodes ? momenta[1] : momenta[1] - momenta[3];
+        frame = surface_momentum < world_momentum ? StoppingFrame::kTouchedSurfaces : StoppingFrame::kWorld;
       }
       if (frame == StoppingFrame::kTouchedSurfaces) {
         frame_velocity = surface_velocity;
         ShiftToMovingFrame(frame_velocity, problem);
       }
       used_stopping_frame_.Observe(static_cast<int>(frame));
-      problem.outside_momentum_squared = frame == StoppingFrame::kTouchedSurfaces ? momenta[3] : momenta[2];
+      if (all_nodes)
+        problem.outside_momentum_squared = frame == StoppingFrame::kTouchedSurfaces ? momenta[3] : momenta[2];
     }
     // The warm start (an option beyond the paper): v⁰ = v* + M⁻¹ Σ_p w_ip R_WC γ_p,prev with
     // γ_p,prev the previous substep's force of the same contact times this substep.

@@ -43,6 +43,7 @@ enum class WarmStart { kAuto, kNone, kPreviousImpulses };
 enum class KinematicPoses { kStep, kSubstep };
 enum class StoppingFrame { kAuto, kTouchedSurfaces, kWorld };
 enum class FrictionBound { kCarried, kPenetration };
+enum class StoppingScale { kContactNodes, kAllNodes };
 // The names the keys quasi_newton.stiffness_rule, .grid_update and .backend take.
 const ChoiceTable<StiffnessRule>& StiffnessRuleNames();
 const ChoiceTable<GridUpdate>& GridUpdateNames();
@@ -51,6 +52,7 @@ const ChoiceTable<WarmStart>& WarmStartNames();
 const ChoiceTable<KinematicPoses>& KinematicPosesNames();
 const ChoiceTable<StoppingFrame>& StoppingFrameNames();
 const ChoiceTable<FrictionBound>& FrictionBoundNames();
+const ChoiceTable<StoppingScale>& StoppingScaleNames();
 
 struct QuasiNewtonFormulationOptions {
   // N, MPM substeps per rigid step [-]; 0 is "auto": at the start of every step the
@@ -83,6 +85,18 @@ struct QuasiNewtonFormulationOptions {
   // of mass is no reference either: against a static table it removes the block's motion
   // relative to the table, and a resting block's solve took 30 times longer.
   StoppingFrame stopping_frame = StoppingFrame::kAuto;
+  // Which grid nodes the momentum term ‖M^½ v‖ of the stopping rule sums over ([yu2025async]
+  // does not define the rule's scaling):
+  //   "contact_nodes"  the problem's unknowns, the stencil nodes of the contact particles;
+  //   "all_nodes"      every active grid node; those outside the stencils stay at v* and only
+  //                    add to the scale.
+  // Why "contact_nodes": with "all_nodes" the tolerance grows with the material that does not
+  // touch anything, so a large body resting or rolling on a few contact particles is solved to
+  // ε_r of its whole momentum, and the contact impulses are left far from the minimizer. The
+  // demo ball of ball_on_slope (μ 0.3, which rolls) then turns at ω r/v ≈ 0.5 instead of 1
+  // (docs/findings/2026-11-28-quasi-newton-friction.md). The rule only tightens: the scale of
+  // "contact_nodes" is never larger.
+  StoppingScale stopping_scale = StoppingScale::kContactNodes;
   // Distance, as a fraction of h, within which particles outside a rigid surface become gap
   // contacts [-]. 0 registers only particles inside geometry, as [yu2025async] does at the start
   // of every substep (§V-B: "a contact point for each particle that is inside a rigid

@@ -632,6 +632,39 @@ TEST(QuasiNewtonFormulation, StoppingFrameAutoSolvesACarriedBlockLikeOneAtRest) 
             << ", carried in the world frame " << carried_world.iterations << "\n";
 }
 
+// stopping_scale: a block resting on a table is solved the same whether or not a larger block
+// flies past far above it, touching nothing. With "contact_nodes" the rule's momentum scale is
+// the contact problem's own, so the far block changes nothing; with "all_nodes" its momentum
+// joins the scale and the resting contact is solved far more loosely (ε_r as in [yu2025async]).
+TEST(QuasiNewtonFormulation, StoppingScaleIgnoresMaterialThatTouchesNothing) {
+  const auto iterations = [](bool with_far_block, StoppingScale scale) {
+    World world;
+    world.grid_spacing = 0.025;
+    test_worlds::AddCube(world, Vector3(-0.05, -0.05, 0.0), 0.1, 500.0, 2e4, Vector3::Zero());
+    if (with_far_block) test_worlds::AddCube(world, Vector3(0.3, -0.1, 1.0), 0.2, 500.0, 2e4, Vector3(2.0, 0.0, 0.0));
+    world.bodies.push_back(rigid::MakeStaticBody(
+        "table", {rigid::Geometry{rigid::Shape::HalfSpace(), rigid::Pose{}, 0.5}}, rigid::Pose{}));
+    QuasiNewtonFormulationOptions options;
+    options.substeps = 5;
+    options.stopping_scale = scale;
+    QuasiNewtonFormulation formulation(options);
+    long long sum = 0;
+    for (int step = 0; step < 20; ++step) {
+      formulation.Step(world, 5.0e-3);
+      for (const int count : formulation.last_step().iterations_per_substep) sum += count;
+    }
+    return static_cast<double>(sum);
+  };
+  const double alone = iterations(false, StoppingScale::kContactNodes);
+  const double beside = iterations(true, StoppingScale::kContactNodes);
+  const double beside_all_nodes = iterations(true, StoppingScale::kAllNodes);
+  // The same contact problem; only the order of the grid's sums may differ.
+  EXPECT_NEAR(beside, alone, 0.02 * alone);
+  EXPECT_LT(beside_all_nodes, 0.5 * beside);
+  std::cout << "iterations: alone " << alone << ", beside a flying block " << beside << ", all_nodes "
+            << beside_all_nodes << "\n";
+}
+
 TEST(QuasiNewtonFormulation, OneAndTwoThreadsGiveTheSameTrajectory) {
   World one_world = test_worlds::CubeHitsBox();
   World two_world = test_worlds::CubeHitsBox();
