@@ -265,7 +265,7 @@ ScenarioInfo InclineBlockInfo() {
       },
       &MakeInclineBlock,
       {"settle_time=0.005", "duration=0.025"}};
-  // E = 1e6 Pa instead of the 1e3 Pa of [P]'s MPM deformables: at rho = 1000 a 0.1 m block
+  // E = 1e6 Pa instead of the 1e3 Pa of [ding_schroeder_penalty]'s MPM deformables: at rho = 1000 a 0.1 m block
   // under its own weight strains by rho g L / E, 98% at 1e3 Pa and 0.1% at 1e6 Pa, so the
   // block moves like the point mass of the reference. The block starts stress-free, and the
   // explicit formulations keep the elastic ring of that start (their time integration does not
@@ -276,7 +276,8 @@ ScenarioInfo InclineBlockInfo() {
   const std::vector<ParameterSpec> material = ElasticMaterialSpecs(
       "", 1000.0, 1e6,
       "Young's modulus of the MPM block: 1e6 Pa keeps the self-weight strain rho g L / E near 0.1%, and the "
-      "elastic ring of the stress-free start small against the stop's last speeds (the 1e3 Pa of [P] would "
+      "elastic ring of the stress-free start small against the stop's last speeds (the 1e3 Pa of "
+      "[ding_schroeder_penalty] would "
       "flatten the block).");
   info.parameters.insert(info.parameters.end(), material.begin(), material.end());
   return info;
