@@ -576,14 +576,12 @@ std::pair<double, double> FrictionBoundMismatch(const SubstepContactProblem& pro
 
 QuasiNewtonResults QuasiNewtonFormulation::SolveWithFrictionBound(SubstepContactProblem& problem,
                                                                   const std::vector<contact::ParticleContact>& contacts,
-                                                                  double substep, StepReport& report) {
-  // Books a solve as the next of the step's contact solves (substeps in order, and within a
-  // substep its friction-bound passes).
-  int index = static_cast<int>(std::count_if(report.solves.begin(), report.solves.end(), [](const SolveRecord& record) {
-    return record.kind == SolveKind::kContact;
-  }));
+                                                                  double substep, StepReport& report,
+                                                                  int& solve_index) {
+  // The step's contact solves are numbered in order: substeps, and within a substep its
+  // friction-bound passes.
   const auto book = [&](const solvers::SolverSummary& summary) {
-    RecordSolve(report, SolveKind::kContact, index++, "quasi_newton", summary);
+    RecordSolve(report, SolveKind::kContact, solve_index++, "quasi_newton", summary);
   };
   const bool fixed_point = options_.friction_bound == FrictionBound::kCarried &&
                            contact_model_->HasFrozenFrictionBound() && !problem.contacts.empty();
@@ -696,6 +694,7 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
     UploadToDevice(world, dt, speeds);
     report.timings.free_motion += SecondsSince(start);
   }
+  int contact_solve_index = 0;  // the step's contact solves, numbered in order
   for (int k = 0; k < substeps; ++k) {
     // kinematic_poses = substep: prescribed bodies at the substep's start (the rigid step
     // below puts them at tⁿ⁺¹ as always).
@@ -770,7 +769,6 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
             const bool outside = problem_node_of_grid_node[node] < 0;
             return Eigen::Vector4d(both[0], both[1], outside ? both[0] : 0.0, outside ? both[1] : 0.0);
           });
-      const bool all_nodes = options_.stopping_scale == StoppingScale::kAllNodes;
       if (frame == StoppingFrame::kAuto) {
         frame = momenta[1] < momenta[0] ? StoppingFrame::kTouchedSurfaces : StoppingFrame::kWorld;
       }
@@ -779,7 +777,7 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
         ShiftToMovingFrame(frame_velocity, problem);
       }
       used_stopping_frame_.Observe(static_cast<int>(frame));
-      if (all_nodes)
+      if (options_.stopping_scale == StoppingScale::kAllNodes)
         problem.outside_momentum_squared = frame == StoppingFrame::kTouchedSurfaces ? momenta[3] : momenta[2];
     }
     // The warm start (an option beyond the paper): v⁰ = v* + M⁻¹ Σ_p w_ip R_WC γ_p,prev with
@@ -802,7 +800,7 @@ StepReport QuasiNewtonFormulation::AdvanceState(World& world, double dt) {
 
     // 2d. Algorithm 1.
     start = Clock::now();
-    QuasiNewtonResults solution = SolveWithFrictionBound(problem, contacts, substep, report);
+    QuasiNewtonResults solution = SolveWithFrictionBound(problem, contacts, substep, report, contact_solve_index);
     for (Vector3& velocity : solution.velocity) velocity += frame_velocity;
     report.timings.solve += SecondsSince(start);
     const solvers::SolverSummary& summary = solution.summary;

@@ -262,11 +262,11 @@ class QuasiNewtonFormulation final : public Formulation {
   QuasiNewtonResults Solve(const SubstepContactProblem& problem);
   // Solves it with the friction bound of options_.friction_bound: one solve ("penetration"),
   // or the fixed point of "carried", which rebases each contact's n₀ on the impulse it
-  // carries and solves again. Each solve is booked into `report` as the step's next contact
-  // solve; returns the last one, its summary counting every solve's iterations.
+  // carries and solves again. Each solve is booked into `report` with index `solve_index`,
+  // which then moves past it; returns the last one, its summary counting every solve's iterations.
   QuasiNewtonResults SolveWithFrictionBound(SubstepContactProblem& problem,
                                             const std::vector<contact::ParticleContact>& contacts, double substep,
-                                            StepReport& report);
+                                            StepReport& report, int& solve_index);
   // backend = cuda or emulated: creates the device substep for the world's grid spacing and
   // uploads the particles for the step, with a grid box wide enough for the step's motion.
   void UploadToDevice(const World& world, double dt, const dynamics::ExplicitSpeeds& speeds);
