@@ -9,8 +9,7 @@ bool AttachmentTable::Insert(const ContactPair& pair) {
 }
 
 void AttachmentTable::CommitAndPrune(const std::vector<bool>& keep, const std::vector<mpm::Vector3>& relaxed,
-                                     const std::vector<MeshPoint>& relaxed_mesh,
-                                     const std::vector<double>& next_stiffness) {
+                                     const std::vector<MeshPoint>& relaxed_mesh) {
   std::vector<ContactPair> kept;
   kept.reserve(pairs_.size());
   index_.clear();
@@ -18,7 +17,6 @@ void AttachmentTable::CommitAndPrune(const std::vector<bool>& keep, const std::v
     if (!keep[k]) continue;
     ContactPair pair = pairs_[k];
     pair.attachment = relaxed[k];
-    pair.stiffness = next_stiffness[k];
     if (pair.mesh_attachment.triangle >= 0) pair.mesh_attachment = relaxed_mesh[k];
     index_.emplace(Key(pair.particle_kind, pair.particle, pair.body, pair.geometry), static_cast<int>(kept.size()));
     kept.push_back(pair);

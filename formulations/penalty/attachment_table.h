@@ -30,7 +30,7 @@ struct ContactPair {
   int geometry = -1;                               // ... and its geometry index
   mpm::Vector3 attachment = mpm::Vector3::Zero();  // X, geometry frame [m]
   MeshPoint mesh_attachment;                       // X on the geometry's triangle mesh, if relaxed as one
-  double stiffness = 0.0;  // k of this pair's spring [N/m], fixed during a step (PenaltyContactOptions)
+  double stiffness = 0.0;                          // k of this pair's spring [N/m], fixed from creation to removal
 };
 
 class AttachmentTable {
@@ -47,9 +47,9 @@ class AttachmentTable {
   bool Insert(const ContactPair& pair);
   // End of step (spec §2.12): pairs with keep[k] take their relaxed attachment, the others
   // are removed. `relaxed` and `relaxed_mesh` are indexed like the pairs.
-  // `next_stiffness` (indexed like the pairs) is each kept pair's k for the next step.
+  // A kept pair keeps its stiffness.
   void CommitAndPrune(const std::vector<bool>& keep, const std::vector<mpm::Vector3>& relaxed,
-                      const std::vector<MeshPoint>& relaxed_mesh, const std::vector<double>& next_stiffness);
+                      const std::vector<MeshPoint>& relaxed_mesh);
   void Clear() {
     pairs_.clear();
     index_.clear();

@@ -19,7 +19,8 @@ const ChoiceTable<Preconditioner>& PreconditionerNames() {
                                                     {"block_jacobi", Preconditioner::kBlockJacobi},
                                                     {"incomplete_lu", Preconditioner::kIncompleteLu},
                                                     {"sparse_lu", Preconditioner::kSparseLu},
-                                                    {"none", Preconditioner::kNone}};
+                                                    {"none", Preconditioner::kNone},
+                                                    {"cholesky", Preconditioner::kCholesky}};
   return names;
 }
 
@@ -37,20 +38,15 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
       AutoParameter(
           "penalty.stiffness", 0.0, "N/m",
           "Spring stiffness k of MPM-particle contacts ([ding_schroeder_penalty] sets an absolute k per experiment). "
-          "auto: per "
-          "pair the stiffer of m_p (2 pi/dt)^2 (a spring of period dt on the particle mass, which Newton "
-          "resolves in a few iterations) and |f|/(penalty.penetration_fraction h), f the pair's force at the end "
-          "of the previous step (a loaded pair settles that fraction of h deep). A number sets k for every pair.",
+          "auto: m_p (2 pi/dt)^2, a spring of period dt on the particle mass (a pair carrying load W beside N "
+          "others settles W dt^2/(4 pi^2 N m_p) deep). A number sets k for every pair. Either way a pair keeps its "
+          "k from creation to removal, so that no pair in contact gains energy from a change of k.",
           Positive()),
       AutoParameter("penalty.rigid_stiffness", 0.0, "N/m",
                     "Spring stiffness k of rigid-surface-sample contacts ([ding_schroeder_penalty] uses a separate k "
                     "per contact kind). "
                     "auto: the rule of penalty.stiffness with the sample's share M/N of its body mass.",
                     Positive()),
-      {"penalty.penetration_fraction", defaults.contact.penetration_fraction, "1",
-       "Penetration of a loaded pair under the auto stiffness, as a fraction of h: 1% keeps resting contact far below "
-       "the grid scale.",
-       InHalfOpenRange(1e-6, 1.0)},
       {"penalty.newton_tolerance", defaults.newton_tolerance, "1",
        "Newton stops when the mass-weighted residual falls below this fraction of sqrt(total mass) times the per-step "
        "gravity velocity change (spec A2, relative form).",
@@ -67,11 +63,10 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
        "A4).",
        InHalfOpenRange(1.0e-16, 1.0)},
       {"penalty.preconditioner", std::string("auto"), "",
-       "Right preconditioner of GMRES: block_jacobi (3x3 per grid node, one block per rigid body; spec A4), "
-       "incomplete_lu (Eigen IncompleteLUT of H), sparse_lu (UMFPACK's LU of H: exact Newton directions) or none. "
-       "auto: block_jacobi while Newton with it would converge within penalty.max_newton_iterations (the rate at "
-       "which the residual fell over the last 5 iterations, projected to the tolerance); else that step restarts "
-       "from its initial guess with sparse_lu, and every later step uses sparse_lu (cloth).",
+       "Right preconditioner of GMRES: cholesky (CHOLMOD's factor of the symmetric part of the mass-weighted "
+       "Jacobian, sparse_lu where that part is not positive definite), block_jacobi (3x3 per grid node, one block "
+       "per rigid body; spec A4), incomplete_lu (Eigen IncompleteLUT of H), sparse_lu (UMFPACK's LU of H: exact "
+       "Newton directions) or none. auto: cholesky ([ding_schroeder_penalty] names no preconditioner).",
        OneOf(ChoiceNames(PreconditionerNames()))},
       {"penalty.box_relaxation", std::string("level_set"), "",
        "Relax attachments on boxes against their signed distance (level_set, spec 2.4) or their 12-triangle surface "
@@ -88,7 +83,6 @@ PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
   PenaltyOptions options;
   options.contact.particle_stiffness = parameters.GetOptionalDouble("penalty.stiffness").value_or(0.0);
   options.contact.rigid_stiffness = parameters.GetOptionalDouble("penalty.rigid_stiffness").value_or(0.0);
-  options.contact.penetration_fraction = parameters.GetDouble("penalty.penetration_fraction");
   options.contact.box_as_mesh = GetChoice(parameters, "penalty.box_relaxation", BoxRelaxationNames());
   options.newton_tolerance = parameters.GetDouble("penalty.newton_tolerance");
   options.newton.max_iterations = parameters.GetIntAs<int>("penalty.max_newton_iterations");
@@ -105,11 +99,8 @@ PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
 
 PenaltyFormulation::PenaltyFormulation(PenaltyOptions options)
     : options_(std::move(options)),
-      used_preconditioner_(
-          "penalty.preconditioner", ChoiceNames(PreconditionerNames()), "Newton directions",
-          "auto: block_jacobi while Newton with it would converge within penalty.max_newton_iterations "
-          "at its rate over the last 5 iterations, then sparse_lu (that step restarted, and every "
-          "later step)") {}
+      used_preconditioner_("penalty.preconditioner", ChoiceNames(PreconditionerNames()), "Newton directions",
+                           "auto: cholesky, sparse_lu in a direction whose symmetric part is not positive definite") {}
 
 void PenaltyFormulation::BuildRigidSamples(const World& world) {
   samples_.clear();
@@ -129,14 +120,6 @@ void PenaltyFormulation::BuildRigidSamples(const World& world) {
   for (const RigidSample& sample : samples_) ++count[sample.body];
   for (RigidSample& sample : samples_) sample.mass = world.bodies[sample.body].mass / count[sample.body];
   samples_built_ = true;
-}
-
-double PenaltyFormulation::NextStiffness(const World& world, const ContactPair& pair, double force, double dt) const {
-  const bool is_mpm = pair.particle_kind == ParticleKind::kMpm;
-  const double given = is_mpm ? options_.contact.particle_stiffness : options_.contact.rigid_stiffness;
-  if (given > 0.0) return given;
-  const double mass = is_mpm ? world.particles.mass[pair.particle] : samples_[pair.particle].mass;
-  return DerivedPairStiffness(mass, force, dt, world.grid_spacing, options_.contact.penetration_fraction);
 }
 
 std::vector<UsedParameter> PenaltyFormulation::UsedParameters() const {
@@ -175,9 +158,6 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   PenaltyStepSystem system(world, dt, grid_, implicit_mpm_, rigid_dofs_, samples_, options_.contact, attachments_);
   Eigen::VectorXd x = system.InitialGuess();
   StabilizedNewtonOptions newton = options_.newton;
-  if (newton.preconditioner == Preconditioner::kAuto && sparse_lu_chosen_) {
-    newton.preconditioner = Preconditioner::kSparseLu;  // auto switched in an earlier step
-  }
   const double scale = system.ResidualScale();
   newton.residual_tolerance = options_.newton_tolerance * scale;
   // A stationary point of E that is not a solution: ‖H̃ᵀg̃‖ a thousand times below what the
@@ -197,9 +177,6 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   const StabilizedNewtonResults& newton_results = statistics_.newton;
   for (int kind = 0; kind < kPreconditionerCount; ++kind) {
     used_preconditioner_.Observe(kind, newton_results.directions_by_preconditioner[kind]);
-  }
-  if (newton_results.directions_by_preconditioner[static_cast<int>(Preconditioner::kSparseLu)] > 0) {
-    sparse_lu_chosen_ = true;
   }
   if (newton_results.summary.termination == solvers::Termination::kNumericalFailure || !x.allFinite()) {
     throw SimulationDiverged("penalty: the Newton iterate became non-finite at t = " + std::to_string(world.time) +
@@ -249,14 +226,12 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   std::vector<bool> keep(pair_count);
   std::vector<Vector3> relaxed(pair_count);
   std::vector<MeshPoint> relaxed_mesh(pair_count);
-  std::vector<double> next_stiffness(pair_count);
   for (int k = 0; k < pair_count; ++k) {
     const ContactPair& pair = attachments_.pair(k);
     const PairForce& force = forces[k];
     keep[k] = force.active;
     relaxed[k] = force.relaxed_local;
     relaxed_mesh[k] = force.relaxed_mesh_point;
-    next_stiffness[k] = NextStiffness(world, pair, force.force.norm(), dt);
     if (!force.active) continue;
     (pair.particle_kind == ParticleKind::kMpm ? used_stiffness_ : used_rigid_stiffness_).Observe(pair.stiffness);
     ++statistics_.active_pairs;
@@ -281,7 +256,7 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   dynamics::RecordWallImpulses(wall_impulses, dt, report);
   statistics_.pairs = pair_count;
   statistics_.pairs_created = system.pairs_created();
-  attachments_.CommitAndPrune(keep, relaxed, relaxed_mesh, next_stiffness);
+  attachments_.CommitAndPrune(keep, relaxed, relaxed_mesh);
 
   // Report.
   report.contacts = statistics_.active_pairs;

@@ -72,10 +72,6 @@ class PenaltyFormulation final : public Formulation {
  private:
   // Surface samples of every body with dynamics, made once (bodies never change shape).
   void BuildRigidSamples(const World& world);
-  // k of a kept pair for the next step: the given stiffness, or DerivedPairStiffness with the
-  // force |f| [N] the pair ends this step with.
-  double NextStiffness(const World& world, const ContactPair& pair, double force, double dt) const;
-
   PenaltyOptions options_;
   mpm::SparseGrid grid_;
   dynamics::ImplicitMpm implicit_mpm_;
@@ -84,14 +80,11 @@ class PenaltyFormulation final : public Formulation {
   std::vector<RigidSample> samples_;
   bool samples_built_ = false;
   PenaltyStepStatistics statistics_;
-  UsedParameterTracker used_stiffness_{
-      "penalty.stiffness", "per pair max(m_p (2 pi/dt)^2, |f_prev|/(penetration_fraction h)) over active pairs"};
+  UsedParameterTracker used_stiffness_{"penalty.stiffness", "per pair m_p (2 pi/dt)^2, kept from creation to removal"};
   UsedChoiceTracker used_plasticity_ = dynamics::PlasticityTimingTracker("penalty.plasticity");
   UsedChoiceTracker used_preconditioner_;  // per Newton direction; made in the constructor
-  // penalty.preconditioner = auto has switched to the sparse LU (it stays for the run).
-  bool sparse_lu_chosen_ = false;
   UsedParameterTracker used_rigid_stiffness_{
-      "penalty.rigid_stiffness", "per pair max(m_s (2 pi/dt)^2, |f_prev|/(penetration_fraction h)), m_s = M/N_samples"};
+      "penalty.rigid_stiffness", "per pair m_s (2 pi/dt)^2, m_s = M/N_samples, kept from creation to removal"};
 };
 
 FormulationInfo PenaltyInfo();

@@ -12,9 +12,9 @@
 
 namespace contactlab::penalty {
 
-double DerivedPairStiffness(double mass, double previous_force, double dt, double h, double fraction) {
+double DerivedPairStiffness(double mass, double dt) {
   const double angular_frequency = 2.0 * std::numbers::pi / dt;
-  return std::max(mass * angular_frequency * angular_frequency, previous_force / (fraction * h));
+  return mass * angular_frequency * angular_frequency;
 }
 
 double PenaltyStepSystem::InitialStiffness(ParticleKind kind, int particle) const {
@@ -22,8 +22,9 @@ double PenaltyStepSystem::InitialStiffness(ParticleKind kind, int particle) cons
   const double given = is_mpm ? options_.particle_stiffness : options_.rigid_stiffness;
   if (given > 0.0) return given;
   const double mass = is_mpm ? world_.particles.mass[particle] : samples_[particle].mass;
-  return DerivedPairStiffness(mass, 0.0, dt_, world_.grid_spacing, options_.penetration_fraction);
+  return DerivedPairStiffness(mass, dt_);
 }
+
 namespace {
 
 using RowMatrix3X = Eigen::Matrix<double, 3, Eigen::Dynamic>;
@@ -198,7 +199,7 @@ PenaltyStepSystem::PenaltyStepSystem(const World& world, double dt, const mpm::S
 Eigen::VectorXd PenaltyStepSystem::InitialGuess() const {
   Eigen::VectorXd x(size());
   x.head(grid_size_) = implicit_mpm_.start_velocity();  // grid walls' components at zero
-  x.tail(rigid_size_) = rigid_dofs_.free_motion_velocity();
+  x.tail(rigid_size_) = rigid_dofs_.current_velocity();
   return x;
 }
 

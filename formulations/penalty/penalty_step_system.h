@@ -35,29 +35,24 @@ using mpm::Vector3;
 
 struct PenaltyContactOptions {
   // Spring stiffness k of pairs whose particle is an MPM particle [N/m]; 0 derives it per
-  // pair (PairStiffness below).
+  // pair (DerivedPairStiffness below).
   double particle_stiffness = 0.0;
   // Spring stiffness k of pairs whose particle is a rigid-body surface sample [N/m]; 0
   // derives it per pair.
   double rigid_stiffness = 0.0;
-  // Target penetration of a loaded pair as a fraction of h [-] (derived stiffness only).
-  double penetration_fraction = 0.01;
   // Relax against boxes as triangle meshes (the 4-state machine, spec §2.5) instead of as
   // level sets (§2.4), whose closest-point map jumps at the box's edges and medial planes.
   bool box_as_mesh = false;
 };
 
-// The derived stiffness of a pair (spec-penalty-hybrid A1 leaves k to the user; [ding_schroeder_penalty] sets
-// it per experiment): the stiffer of
-//   m (2π/Δt)²            a spring of period Δt on the particle's mass m (an MPM particle's,
-//                         or a rigid sample's share M/N of its body): the stiffest spring
-//                         backward Euler still resolves, so Newton meets a well-scaled
-//                         Hessian (contact ≈ 4π² m next to the mass m);
-//   |f| / (fraction · h)  the force |f| the pair carried at the end of the previous step over
-//                         the target penetration: a loaded pair (a heavy ball on a few
-//                         particles, a sphere on one sample) settles fraction · h deep.
-// A new pair starts at the first term. `mass` [kg], `previous_force` [N], `dt` [s], `h` [m].
-double DerivedPairStiffness(double mass, double previous_force, double dt, double h, double fraction);
+// The derived stiffness of a pair ([ding_schroeder_penalty] sets an absolute k per experiment
+// and leaves its scale to the user): k = m (2π/Δt)², a spring of period Δt on the particle's
+// mass m (an MPM particle's, or a rigid sample's share M/N of its body). Δt²k = 4π² m puts the
+// contact next to the mass in Newton's Hessian at one fixed ratio, whatever the scene's scale,
+// and a pair carrying load W with N pairs beside it settles W Δt²/(4π² N m) deep.
+// A pair keeps the k it was created with until it is removed: a spring whose k changed while
+// compressed would gain ½ Δk δ² with no work done. `mass` [kg], `dt` [s].
+double DerivedPairStiffness(double mass, double dt);
 
 // The end-of-step pose of one body as a function of the rigid unknowns.
 struct BodyMotionAtIterate {
@@ -94,8 +89,13 @@ class PenaltyStepSystem final : public NonlinearSystem {
   bool BeginIteration(const Eigen::VectorXd& x) override;
   void Evaluate(const Eigen::VectorXd& x, Eigen::VectorXd* residual, SparseMatrix* jacobian) override;
   std::vector<int> PreconditionerBlocks() const override;
+  // D^(1/2): D^(1/2) H̃ = ∂g/∂x, symmetric but for the relaxation's terms.
+  Eigen::VectorXd SymmetrizingRowWeights() const override { return inverse_sqrt_weights_.cwiseInverse(); }
 
-  // The starting iterate: grid vⁿ + Δt g (explicit gravity) and rigid free motion u*.
+  // The starting iterate: the velocities at the start of the step, grid vⁿ (its walls'
+  // components at zero) and rigid uⁿ. A resting contact starts at its solution; starting the
+  // rigid unknowns at their free motion u* = uⁿ + Δt M⁻¹ f would push every resting contact
+  // Δt² g deeper first, across the kinks of its force.
   Eigen::VectorXd InitialGuess() const;
   // The scale of ‖g̃‖ for relative tolerances [√J]: √(Σ m) times the larger of Δt|g| and the
   // root-mean-square start-of-step speed, so that a relative tolerance τ reads as "velocity
@@ -114,7 +114,7 @@ class PenaltyStepSystem final : public NonlinearSystem {
   Vector3 MpmParticlePosition(int particle, const Eigen::VectorXd& x) const;
   BodyMotionAtIterate BodyMotion(int body, const Eigen::VectorXd& x) const;
   int pairs_created() const { return pairs_created_; }
-  // k of a new pair: the given stiffness of its kind, or DerivedPairStiffness without load.
+  // k of a new pair, kept for its lifetime: the given stiffness of its kind, or DerivedPairStiffness.
   double InitialStiffness(ParticleKind kind, int particle) const;
 
  private:

@@ -21,7 +21,10 @@ namespace {
 // P⁻¹ of one Newton iteration.
 class PreconditionerSolve {
  public:
-  PreconditionerSolve(Preconditioner kind, const SparseMatrix& jacobian, const std::vector<int>& blocks) : kind_(kind) {
+  PreconditionerSolve(Preconditioner kind, const SparseMatrix& jacobian, const PreconditionerInputs& inputs)
+      : kind_(kind) {
+    if (kind_ == Preconditioner::kCholesky && FactorSymmetricPart(jacobian, inputs)) return;
+    if (kind_ == Preconditioner::kCholesky) kind_ = Preconditioner::kSparseLu;
     if (kind_ == Preconditioner::kSparseLu) {
       // Eigen's UmfPackLU keeps a reference to the matrix it factored and its solves read it:
       // `jacobian` must outlive this object (it does: both live for one Newton direction).
@@ -39,6 +42,7 @@ class PreconditionerSolve {
       case Preconditioner::kBlockJacobi: {
         // LU of each diagonal block: the nodes' contact stiffness Δt² w² K (not symmetric)
         // and the rigid bodies' translation–rotation coupling are inverted exactly.
+        const std::vector<int>& blocks = inputs.blocks;
         blocks_ = blocks;
         factors_.resize(blocks.size() - 1);
         for (std::size_t k = 0; k + 1 < blocks.size(); ++k) {
@@ -54,6 +58,7 @@ class PreconditionerSolve {
         break;
       case Preconditioner::kAuto:  // resolved by the caller
       case Preconditioner::kSparseLu:
+      case Preconditioner::kCholesky:
       case Preconditioner::kNone:
         break;
     }
@@ -81,6 +86,8 @@ class PreconditionerSolve {
         return incomplete_lu_->solve(vector);
       case Preconditioner::kSparseLu:
         return sparse_lu_->solve(vector);
+      case Preconditioner::kCholesky:
+        return cholesky_->Solve(weights_.size() > 0 ? Eigen::VectorXd(weights_.cwiseProduct(vector)) : vector);
       case Preconditioner::kAuto:
       case Preconditioner::kNone:
         break;
@@ -89,7 +96,24 @@ class PreconditionerSolve {
   }
 
  private:
+  // S = ½ (W H + (W H)ᵀ) factored into `inputs.cholesky` (or an own factorization); false when
+  // S is not positive definite.
+  bool FactorSymmetricPart(const SparseMatrix& jacobian, const PreconditionerInputs& inputs) {
+    weights_ = inputs.symmetrizing_row_weights;
+    SparseMatrix weighted = jacobian;
+    if (weights_.size() > 0) weighted = weights_.asDiagonal() * jacobian;
+    const SparseMatrix transposed = weighted.transpose();
+    SparseMatrix symmetric = 0.5 * (weighted + transposed);
+    symmetric.makeCompressed();
+    if (inputs.cholesky == nullptr) own_cholesky_ = std::make_unique<linear_algebra::SparseCholesky>();
+    cholesky_ = inputs.cholesky != nullptr ? inputs.cholesky : own_cholesky_.get();
+    return cholesky_->Factor(symmetric);
+  }
+
   Preconditioner kind_;
+  Eigen::VectorXd weights_;
+  linear_algebra::SparseCholesky* cholesky_ = nullptr;
+  std::unique_ptr<linear_algebra::SparseCholesky> own_cholesky_;
   std::vector<int> blocks_;
   std::vector<Eigen::PartialPivLU<Eigen::MatrixXd>> factors_;
   std::unique_ptr<Eigen::IncompleteLUT<double>> incomplete_lu_;
@@ -183,10 +207,18 @@ std::string StabilizedNewtonResults::BriefReport() const {
 NewtonDirection ComputeNewtonDirection(const SparseMatrix& jacobian, const Eigen::VectorXd& residual,
                                        const std::vector<int>& preconditioner_blocks,
                                        const StabilizedNewtonOptions& options, Preconditioner kind) {
+  PreconditionerInputs inputs;
+  inputs.blocks = preconditioner_blocks;
+  return ComputeNewtonDirection(jacobian, residual, inputs, options, kind);
+}
+
+NewtonDirection ComputeNewtonDirection(const SparseMatrix& jacobian, const Eigen::VectorXd& residual,
+                                       const PreconditionerInputs& inputs, const StabilizedNewtonOptions& options,
+                                       Preconditioner kind) {
   if (kind == Preconditioner::kAuto) throw std::logic_error("ComputeNewtonDirection: resolve kAuto first");
   NewtonDirection result;
   // One cycle of right-preconditioned GMRES for H Δx = −g from Δx = 0.
-  const PreconditionerSolve preconditioner(kind, jacobian, preconditioner_blocks);
+  const PreconditionerSolve preconditioner(kind, jacobian, inputs);
   result.preconditioner = preconditioner.kind();
   const RightPreconditionedJacobian operator_(jacobian, preconditioner);
   Eigen::GMRES<RightPreconditionedJacobian, Eigen::IdentityPreconditioner> gmres;
@@ -229,8 +261,12 @@ StabilizedNewtonResults SolveStabilizedNewton(NonlinearSystem& system, const Sta
   Eigen::VectorXd trial_residual;
   SparseMatrix trial_jacobian;
   double trial_step = -1.0;
-  bool sparse_lu_chosen = options.preconditioner == Preconditioner::kSparseLu;  // kAuto may switch to it
-  const Eigen::VectorXd initial_iterate = x;
+  // The Cholesky preconditioner's factorization, kept over the solve (CHOLMOD's analysis of a
+  // pattern serves every iteration whose contacts did not change it).
+  linear_algebra::SparseCholesky cholesky;
+  PreconditionerInputs preconditioner_inputs;
+  preconditioner_inputs.symmetrizing_row_weights = system.SymmetrizingRowWeights();
+  preconditioner_inputs.cholesky = &cholesky;
 
   for (;;) {
     solvers::SolverIterationRecord record;
@@ -285,43 +321,11 @@ StabilizedNewtonResults SolveStabilizedNewton(NonlinearSystem& system, const Sta
     }
 
     // 3–4. Newton direction by GMRES, or steepest descent of E when not downhill.
-    //    auto: block Jacobi while, at the rate ‖g‖ fell over the last kProgressWindow
-    //    iterations, it would reach the tolerance within max_iterations; else the sparse LU
-    //    for the rest of the solve, restarted from the initial iterate: the slow inexact
-    //    directions can have led toward a minimum of ½‖g‖² that is no root (box_bagging's
-    //    first step at h 1/64: from where block Jacobi stalled, exact Newton steps shrank to
-    //    nothing; from the start they converge in 14 iterations).
-    const bool automatic = options.preconditioner == Preconditioner::kAuto;
-    // The window holds no iterate where contacts joined (g changed as a function there).
-    const auto window_is_one_function = [&] {
-      if (detail.contacts_changed) return false;
-      for (int k = summary.iterations - kProgressWindow + 1; k < summary.iterations; ++k) {
-        if (results.details[k].contacts_changed) return false;
-      }
-      return true;
-    };
-    if (automatic && !sparse_lu_chosen && summary.iterations >= kProgressWindow && window_is_one_function()) {
-      const double earlier = summary.history[summary.iterations - kProgressWindow].residual;
-      const double rate = std::pow(record.residual / earlier, 1.0 / kProgressWindow);
-      const double needed = rate < 1.0 ? std::log(options.residual_tolerance / record.residual) / std::log(rate)
-                                       : std::numeric_limits<double>::infinity();
-      if (summary.iterations + needed > options.max_iterations) {
-        sparse_lu_chosen = true;
-        record.step = 0.0;
-        detail.restarted = true;
-        ++summary.iterations;
-        keep();
-        x = initial_iterate;
-        evaluated_at_x = false;
-        continue;
-      }
-    }
     const Clock::time_point direction_start = Clock::now();
-    const std::vector<int> blocks = system.PreconditionerBlocks();
-    const Preconditioner preconditioner = sparse_lu_chosen
-                                              ? Preconditioner::kSparseLu
-                                              : (automatic ? Preconditioner::kBlockJacobi : options.preconditioner);
-    NewtonDirection newton = ComputeNewtonDirection(jacobian, residual, blocks, options, preconditioner);
+    preconditioner_inputs.blocks = system.PreconditionerBlocks();
+    const Preconditioner preconditioner =
+        options.preconditioner == Preconditioner::kAuto ? Preconditioner::kCholesky : options.preconditioner;
+    NewtonDirection newton = ComputeNewtonDirection(jacobian, residual, preconditioner_inputs, options, preconditioner);
     ++results.directions_by_preconditioner[static_cast<int>(newton.preconditioner)];
     detail.preconditioner = newton.preconditioner;
     Eigen::VectorXd& direction = newton.direction;

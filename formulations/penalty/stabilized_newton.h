@@ -3,9 +3,9 @@
 // square nonlinear system g(x) = 0 whose Jacobian H = ∂g/∂x is not symmetric:
 //   * merit function E(x) = ½‖g(x)‖², with ∇E = Hᵀg;
 //   * direction: inexact Newton, H Δx ≈ −g by one cycle of right-preconditioned GMRES
-//     (Eigen's unsupported IterativeSolvers module) from Δx = 0, preconditioned by block
-//     Jacobi or, where Newton would not converge with it, a sparse LU of H (Preconditioner::kAuto;
-//     [ding_schroeder_penalty] names no preconditioner, spec §2.11). Any such iterate that
+//     (Eigen's unsupported IterativeSolvers module) from Δx = 0, preconditioned by the Cholesky
+//     factor of H's symmetric part (Preconditioner::kAuto; [ding_schroeder_penalty] names no
+//     preconditioner, spec §2.11). Any such iterate that
 //     lowers the residual is downhill for E (spec §2.10: gᵀHΔx = −‖g‖² − gᵀρ < 0 when
 //     ‖ρ‖ < ‖g‖); when GMRES stagnates the direction falls back to −Hᵀg;
 //   * step: strong Wolfe line search on E (solvers/wolfe_line_search.h);
@@ -19,6 +19,7 @@
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 
+#include "formulations/linear_algebra/sparse_cholesky.h"
 #include "formulations/solvers/solver_summary.h"
 
 namespace contactlab::penalty {
@@ -39,26 +40,27 @@ class NonlinearSystem {
   // The diagonal blocks [starts[k], starts[k+1]) of the block-Jacobi preconditioner, ending
   // with size() (e.g. three per grid node, six per free rigid body).
   virtual std::vector<int> PreconditionerBlocks() const = 0;
+  // Row weights W under which W H is symmetric but for the few nonsymmetric terms of contact
+  // (the Cholesky preconditioner factors the symmetric part of W H). Empty: W = I.
+  virtual Eigen::VectorXd SymmetrizingRowWeights() const { return {}; }
 };
 
 enum class Preconditioner {
-  // kBlockJacobi while Newton with it would finish within max_iterations: from the rate at
-  // which ‖g‖ fell over the last kProgressWindow iterations, the iterations still needed to
-  // reach residual_tolerance are projected; once they would pass the budget, the solve
-  // restarts from its initial iterate with kSparseLu. Where [ding_schroeder_penalty]'s method
-  // converges it is kept, however slowly (the ball at h 0.05 m: 70 iterations a step, GMRES
-  // leaving 90% of ‖g‖, faster than 2 LU iterations of 42,000 unknowns); where it would end
-  // unconverged it is replaced (box_bagging's cloth at h 1/64: ‖g‖ falling 0.2% an iteration,
-  // 1,000 iterations, unconverged).
+  // kCholesky. Block Jacobi leaves GMRES(20) far from the Newton step wherever the material's
+  // stiffness outweighs its mass at the grid scale (Δt² K / m ~ (c Δt / h)², thousands for the
+  // elastic ball), and Newton then takes a hundred iterations a step.
   kAuto,
   kBlockJacobi,   // LU of H's diagonal blocks (spec A4)
   kIncompleteLu,  // Eigen's IncompleteLUT of the whole H
   kSparseLu,      // UMFPACK's complete LU of the whole H: GMRES then needs one iteration
   kNone,
+  // CHOLMOD's Cholesky factor of S = sym(W H) (NonlinearSystem::SymmetrizingRowWeights),
+  // applied as P⁻¹ = S⁻¹ W: exact but for the nonsymmetric part of the contact stiffness, so
+  // GMRES needs a few iterations however stiff the material. Where S is not positive
+  // definite the direction uses kSparseLu.
+  kCholesky,
 };
-inline constexpr int kPreconditionerCount = 5;
-// Iterations over which kAuto measures block Jacobi's rate of progress.
-inline constexpr int kProgressWindow = 5;
+inline constexpr int kPreconditionerCount = 6;
 
 struct StabilizedNewtonOptions {
   // Stop when ‖g‖ ≤ residual_tolerance [units of g]. The caller scales it to its problem.
@@ -91,9 +93,6 @@ struct NewtonIterationDetail {
   bool fallback_direction = false;                        // −Hᵀg was used
   bool contacts_changed = false;                          // BeginIteration changed g
   Preconditioner preconditioner = Preconditioner::kNone;  // the one the direction used
-  // Preconditioner::kAuto switched here and the solve went back to its initial iterate: no
-  // direction was computed (no GMRES iterations, step 0).
-  bool restarted = false;
 };
 
 struct StabilizedNewtonResults {
@@ -127,6 +126,18 @@ struct NewtonDirection {
   bool fallback = false;                                  // −Hᵀg was returned
   Preconditioner preconditioner = Preconditioner::kNone;  // the one applied
 };
+// What the preconditioners read beside H: block Jacobi's blocks, and for kCholesky the row
+// weights W and the factorization object, kept from one direction to the next so that CHOLMOD
+// analyses a pattern once (null: a new one per direction).
+struct PreconditionerInputs {
+  std::vector<int> blocks;
+  Eigen::VectorXd symmetrizing_row_weights;
+  linear_algebra::SparseCholesky* cholesky = nullptr;
+};
+NewtonDirection ComputeNewtonDirection(const SparseMatrix& jacobian, const Eigen::VectorXd& residual,
+                                       const PreconditionerInputs& inputs, const StabilizedNewtonOptions& options,
+                                       Preconditioner preconditioner);
+// The same with block Jacobi's blocks alone (W = I).
 NewtonDirection ComputeNewtonDirection(const SparseMatrix& jacobian, const Eigen::VectorXd& residual,
                                        const std::vector<int>& preconditioner_blocks,
                                        const StabilizedNewtonOptions& options, Preconditioner preconditioner);
