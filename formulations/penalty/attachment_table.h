@@ -18,7 +18,8 @@ namespace contactlab::penalty {
 struct RigidSample {
   int body = -1;
   mpm::Vector3 position_in_body = mpm::Vector3::Zero();  // [m], body frame (origin at the COM)
-  double mass = 0.0;  // the sample's share of its body's mass, M / (samples of the body) [kg]
+  double mass = 0.0;     // the sample's share of its body's mass, M / (samples of the body) [kg]
+  double spacing = 0.0;  // distance to the neighbouring samples [m]
 };
 
 enum class ParticleKind : std::uint8_t { kMpm, kRigidSample };

@@ -38,14 +38,15 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
       AutoParameter(
           "penalty.stiffness", 0.0, "N/m",
           "Spring stiffness k of MPM-particle contacts ([ding_schroeder_penalty] sets an absolute k per experiment). "
-          "auto: m_p (2 pi/dt)^2, a spring of period dt on the particle mass (a pair carrying load W beside N "
-          "others settles W dt^2/(4 pi^2 N m_p) deep). A number sets k for every pair. Either way a pair keeps its "
-          "k from creation to removal, so that no pair in contact gains energy from a change of k.",
+          "auto: the stiffer of m_p (2 pi/dt)^2, a spring of period dt on the particle mass, and rho c^2 V_p^(1/3), "
+          "the particle's material over its own size (c its wave speed). A number sets k for every pair. Either way "
+          "a pair keeps its k from creation to removal, so that no pair in contact gains energy from a change of k.",
           Positive()),
       AutoParameter("penalty.rigid_stiffness", 0.0, "N/m",
                     "Spring stiffness k of rigid-surface-sample contacts ([ding_schroeder_penalty] uses a separate k "
                     "per contact kind). "
-                    "auto: the rule of penalty.stiffness with the sample's share M/N of its body mass.",
+                    "auto: the stiffer of m_s (2 pi/dt)^2, m_s = M/N the sample's share of its body mass, and rho c^2 "
+                    "times the sample spacing for the stiffest material of the scene.",
                     Positive()),
       {"penalty.newton_tolerance", defaults.newton_tolerance, "1",
        "Newton stops when the mass-weighted residual falls below this fraction of sqrt(total mass) times the per-step "
@@ -72,6 +73,11 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
        "Relax attachments on boxes against their signed distance (level_set, spec 2.4) or their 12-triangle surface "
        "mesh with the 4-state machine (mesh, spec 2.5).",
        OneOf(ChoiceNames(BoxRelaxationNames()))},
+      AutoParameter("penalty.edge_radius", 0.0, "m",
+                    "Radius by which the relaxation rounds the edges of boxes and cylinders, so that the closest "
+                    "surface point of a particle less than this deep moves continuously across the medial plane "
+                    "between two faces. auto: h/4. 0 keeps the edges sharp. Boxes relaxed as meshes stay sharp.",
+                    NonNegative()),
       {"penalty.sample_spacing", defaults.sample_spacing, "m",
        "Spacing of the surface samples that act as a rigid body's contact particles; 0 uses half the grid spacing.",
        NonNegative()},
@@ -84,6 +90,7 @@ PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
   options.contact.particle_stiffness = parameters.GetOptionalDouble("penalty.stiffness").value_or(0.0);
   options.contact.rigid_stiffness = parameters.GetOptionalDouble("penalty.rigid_stiffness").value_or(0.0);
   options.contact.box_as_mesh = GetChoice(parameters, "penalty.box_relaxation", BoxRelaxationNames());
+  options.contact.edge_radius = parameters.GetOptionalDouble("penalty.edge_radius").value_or(-1.0);
   options.newton_tolerance = parameters.GetDouble("penalty.newton_tolerance");
   options.newton.max_iterations = parameters.GetIntAs<int>("penalty.max_newton_iterations");
   options.newton.gmres_iterations = parameters.GetIntAs<int>("penalty.gmres_iterations");
@@ -111,7 +118,7 @@ void PenaltyFormulation::BuildRigidSamples(const World& world) {
     for (const rigid::Geometry& geometry : body.geometries) {
       if (!geometry.shape.IsBounded()) continue;
       for (const rigid::SurfaceSample& sample : geometry.shape.SampleSurface(spacing)) {
-        samples_.push_back({b, geometry.pose_in_body.TransformPoint(sample.position), 0.0});
+        samples_.push_back({b, geometry.pose_in_body.TransformPoint(sample.position), 0.0, spacing});
       }
     }
   }
@@ -129,6 +136,7 @@ std::vector<UsedParameter> PenaltyFormulation::UsedParameters() const {
     used.push_back(used_rigid_stiffness_.used());
   }
   if (used_plasticity_.observed()) used.push_back(used_plasticity_.used());
+  if (options_.contact.edge_radius < 0.0 && used_edge_radius_.observed()) used.push_back(used_edge_radius_.used());
   if (options_.newton.preconditioner == Preconditioner::kAuto && used_preconditioner_.observed()) {
     used.push_back(used_preconditioner_.used());
   }
@@ -152,6 +160,7 @@ StepReport PenaltyFormulation::AdvanceState(World& world, double dt) {
   report.grid_boundary_nodes = implicit_mpm_.ConstrainGridBoundary(grid_, world.bodies);
   rigid_dofs_.Setup(world, dt);
   report.timings.free_motion = SecondsSince(start);
+  if (options_.contact.edge_radius < 0.0) used_edge_radius_.Observe(DerivedEdgeRadius(world.grid_spacing));
 
   // 3. Stabilized Newton on the weighted backward Euler residual (spec §2.10).
   start = Clock::now();

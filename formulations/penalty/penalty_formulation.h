@@ -80,11 +80,14 @@ class PenaltyFormulation final : public Formulation {
   std::vector<RigidSample> samples_;
   bool samples_built_ = false;
   PenaltyStepStatistics statistics_;
-  UsedParameterTracker used_stiffness_{"penalty.stiffness", "per pair m_p (2 pi/dt)^2, kept from creation to removal"};
+  UsedParameterTracker used_stiffness_{
+      "penalty.stiffness", "per pair max(m_p (2 pi/dt)^2, rho c^2 V_p^(1/3)), kept from creation to removal"};
+  UsedParameterTracker used_edge_radius_{"penalty.edge_radius", "h/4"};
   UsedChoiceTracker used_plasticity_ = dynamics::PlasticityTimingTracker("penalty.plasticity");
   UsedChoiceTracker used_preconditioner_;  // per Newton direction; made in the constructor
-  UsedParameterTracker used_rigid_stiffness_{
-      "penalty.rigid_stiffness", "per pair m_s (2 pi/dt)^2, m_s = M/N_samples, kept from creation to removal"};
+  UsedParameterTracker used_rigid_stiffness_{"penalty.rigid_stiffness",
+                                             "per pair max(m_s (2 pi/dt)^2, rho c^2 s) of the stiffest material, m_s = "
+                                             "M/N_samples, kept from creation to removal"};
 };
 
 FormulationInfo PenaltyInfo();

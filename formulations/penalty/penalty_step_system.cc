@@ -12,17 +12,35 @@
 
 namespace contactlab::penalty {
 
-double DerivedPairStiffness(double mass, double dt) {
+double DerivedPairStiffness(double mass, double dt, double modulus, double size) {
   const double angular_frequency = 2.0 * std::numbers::pi / dt;
-  return mass * angular_frequency * angular_frequency;
+  return std::max(mass * angular_frequency * angular_frequency, modulus * size);
 }
 
 double PenaltyStepSystem::InitialStiffness(ParticleKind kind, int particle) const {
   const bool is_mpm = kind == ParticleKind::kMpm;
   const double given = is_mpm ? options_.particle_stiffness : options_.rigid_stiffness;
   if (given > 0.0) return given;
-  const double mass = is_mpm ? world_.particles.mass[particle] : samples_[particle].mass;
-  return DerivedPairStiffness(mass, dt_);
+  // M_w = ρc² of a material [Pa].
+  const auto modulus = [](const mpm::Material& material) {
+    const double speed = material.WaveSpeed();
+    return material.density * speed * speed;
+  };
+  if (is_mpm) {
+    return DerivedPairStiffness(world_.particles.mass[particle], dt_,
+                                modulus(world_.materials[world_.particles.material[particle]]),
+                                std::cbrt(world_.particles.initial_volume[particle]));
+  }
+  double stiffest = 0.0;
+  for (const mpm::Material& material : world_.materials) stiffest = std::max(stiffest, modulus(material));
+  return DerivedPairStiffness(samples_[particle].mass, dt_, stiffest, samples_[particle].spacing);
+}
+
+ContactShape PenaltyStepSystem::TouchedShape(int body, int geometry) const {
+  const rigid::Shape& shape = world_.bodies[body].geometries[geometry].shape;
+  if (!box_meshes_[body][geometry].triangles.empty()) return ContactShape(shape, 0.0);
+  return ContactShape(shape,
+                      options_.edge_radius >= 0.0 ? options_.edge_radius : DerivedEdgeRadius(world_.grid_spacing));
 }
 
 namespace {
@@ -303,7 +321,7 @@ int PenaltyStepSystem::DetectNewPairs(const Eigen::VectorXd& x) {
     for (const GeometryFrame& frame : frames) {
       if (frame.body == own_body) continue;
       if (is_mpm && world_.bodies[frame.body].is_grid_boundary()) continue;  // the grid holds it
-      const rigid::Shape& shape = world_.bodies[frame.body].geometries[frame.geometry].shape;
+      const ContactShape shape = TouchedShape(frame.body, frame.geometry);
       const Vector3 local = frame.rotation.transpose() * (position - frame.origin);
       const double distance = shape.SignedDistance(local);
       if (!(distance < 0.0)) continue;
@@ -383,11 +401,8 @@ void PenaltyStepSystem::EvaluatePair(int pair_index, const Eigen::VectorXd& x,
     if (geometry.shape.kind == rigid::ShapeKind::kHalfSpace) {
       relaxation = RelaxAgainstPlane(pair.attachment, local, Vector3::Zero(), Vector3::UnitZ(), mu);
     } else {
-      const rigid::Shape& shape = geometry.shape;
-      const LevelSetFunction level_set = [&shape](const Vector3& point) {
-        return LevelSetSample{shape.SignedDistance(point), shape.OutwardNormal(point),
-                              shape.SignedDistanceHessian(point)};
-      };
+      const ContactShape shape = TouchedShape(pair.body, pair.geometry);
+      const LevelSetFunction level_set = [&shape](const Vector3& point) { return shape.Sample(point); };
       relaxation = RelaxAgainstLevelSet(pair.attachment, local, level_set, mu);
     }
     relaxed_local = relaxation.relaxed_point;

@@ -24,6 +24,7 @@
 #include "formulations/dynamics/implicit_mpm.h"
 #include "formulations/dynamics/rigid_dofs.h"
 #include "formulations/penalty/attachment_table.h"
+#include "formulations/penalty/contact_shape.h"
 #include "formulations/penalty/stabilized_newton.h"
 #include "formulations/penalty/triangle_mesh.h"
 #include "formulations/world.h"
@@ -43,16 +44,32 @@ struct PenaltyContactOptions {
   // Relax against boxes as triangle meshes (the 4-state machine, spec §2.5) instead of as
   // level sets (§2.4), whose closest-point map jumps at the box's edges and medial planes.
   bool box_as_mesh = false;
+  // Radius [m] by which the relaxation rounds the edges of boxes and cylinders (ContactShape);
+  // negative derives it, DerivedEdgeRadius. Boxes relaxed as meshes stay sharp.
+  double edge_radius = -1.0;
 };
 
+// The derived edge radius: a quarter of the grid spacing h [m], below what the grid resolves
+// and some twenty times the depth of a resting contact under the derived stiffness.
+inline double DerivedEdgeRadius(double grid_spacing) {
+  return 0.25 * grid_spacing;
+}
+
 // The derived stiffness of a pair ([ding_schroeder_penalty] sets an absolute k per experiment
-// and leaves its scale to the user): k = m (2π/Δt)², a spring of period Δt on the particle's
-// mass m (an MPM particle's, or a rigid sample's share M/N of its body). Δt²k = 4π² m puts the
-// contact next to the mass in Newton's Hessian at one fixed ratio, whatever the scene's scale,
-// and a pair carrying load W with N pairs beside it settles W Δt²/(4π² N m) deep.
+// and leaves its scale to the user): the stiffer of
+//   m (2π/Δt)²   a spring of period Δt on the particle's mass m (an MPM particle's, or a rigid
+//                sample's share M/N of its body): Δt²k = 4π² m, the contact next to the mass in
+//                Newton's Hessian at one fixed ratio whatever the scene's scale;
+//   M_w s        the material's own stiffness over the particle's size s: M_w = ρc², c the
+//                material's wave speed, s = V^(1/3) for an MPM particle; for a rigid sample
+//                the stiffest material of the scene over the sample spacing. A contact in
+//                series with a material (two blocks wedged between walls, a cube pinched
+//                between panels) then yields no more than the material over one particle
+//                spacing does, and does not set the force the material should set.
 // A pair keeps the k it was created with until it is removed: a spring whose k changed while
-// compressed would gain ½ Δk δ² with no work done. `mass` [kg], `dt` [s].
-double DerivedPairStiffness(double mass, double dt);
+// compressed would gain ½ Δk δ² with no work done. `mass` [kg], `dt` [s], `modulus` [Pa],
+// `size` [m].
+double DerivedPairStiffness(double mass, double dt, double modulus, double size);
 
 // The end-of-step pose of one body as a function of the rigid unknowns.
 struct BodyMotionAtIterate {
@@ -114,6 +131,8 @@ class PenaltyStepSystem final : public NonlinearSystem {
   Vector3 MpmParticlePosition(int particle, const Eigen::VectorXd& x) const;
   BodyMotionAtIterate BodyMotion(int body, const Eigen::VectorXd& x) const;
   int pairs_created() const { return pairs_created_; }
+  // The geometry `geometry` of body `body` as the relaxation sees it (ContactShape).
+  ContactShape TouchedShape(int body, int geometry) const;
   // k of a new pair, kept for its lifetime: the given stiffness of its kind, or DerivedPairStiffness.
   double InitialStiffness(ParticleKind kind, int particle) const;
 

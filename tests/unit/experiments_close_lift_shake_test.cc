@@ -133,7 +133,7 @@ TEST(CloseLiftShake, PenaltyTableCarriesTheStackWhileThePanelsClose) {
   std::filesystem::remove(output);
   // The table carries the stack (the panels' friction adds or takes a little as the elastic
   // cubes bulge under the squeeze), and the rigid cube stays on it: no deeper than twice the
-  // depth at which its bottom face, a sixth of its surface samples with k = m_s (2π/Δt)² each
+  // depth at which its bottom face, a sixth of its surface samples with k ≥ m_s (2π/Δt)² each
   // (the auto stiffness), carries its weight: 6 g Δt² / 4π².
   EXPECT_NEAR(table_force / samples, weight, 0.25 * weight);
   const double omega = 2.0 * std::numbers::pi / 0.01;

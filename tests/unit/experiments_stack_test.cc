@@ -17,6 +17,7 @@
 #include "experiments/scenario.h"
 #include "experiments/scenarios/stack.h"
 #include "mpm/sampling.h"
+#include "rigid/shape.h"
 #include "scene_test_support.h"
 
 namespace contactlab::experiments {
@@ -129,18 +130,26 @@ TEST(Stack, CoarsePenaltyRunStandsOnTheGround) {
   EXPECT_NEAR(ground_load, 1.0, 0.02);
   // The top block settles by the MPM blocks' elastic compression, (W_above / A + ρ g a / 2)(a − s) / E
   // each (uniaxial stress), plus the depth of the five contacts below its centre. Under the auto
-  // stiffness a pair of mass m has k = m ω², ω = 2π/Δt, so a contact carrying W on pairs of total
-  // mass m_face sinks W g / (m_face ω²): a rigid block's face holds a sixth of its samples, an MPM
-  // block's bottom or top layer s/a of its particles. Neighbours overlap on a − 2 · stagger of
-  // their width, so the contacts between blocks carry their load on that share of their pairs.
-  // The prediction leaves out the tilt of the staggered blocks: a quarter of it is allowed.
-  const double a = 0.1, s = 0.025, g = 9.81, block_mass = 1.0, youngs = parameters.GetDouble("youngs_modulus");
+  // stiffness a pair has k = max(m ω², M_w ℓ), ω = 2π/Δt, M_w = λ + 2μ of the blocks' material
+  // and ℓ the pair's size (an MPM particle's V^(1/3) = s, a surface sample's spacing h/2), so a
+  // contact carrying W sinks W g / (n k) on its n pairs: a rigid block's face holds a sixth of its
+  // samples, an MPM block's bottom or top layer (a/s)² particles. Neighbours overlap on
+  // a − 2 · stagger of their width, so the contacts between blocks carry their load on that share
+  // of their pairs. The prediction leaves out the tilt of the staggered blocks: a quarter of it
+  // is allowed.
+  const double a = 0.1, s = 0.025, h = 0.05, g = 9.81, block_mass = 1.0;
+  const double youngs = parameters.GetDouble("youngs_modulus"), poisson = parameters.GetDouble("poisson_ratio");
   const double elastic = (3.5 + 1.5) * g / (a * a) * (a - s) / youngs;  // blocks 1 (3 kg above) and 3 (1 kg)
   const double omega = 2.0 * std::numbers::pi / parameters.GetDouble("dt");
+  const double modulus = youngs * (1.0 - poisson) / ((1.0 + poisson) * (1.0 - 2.0 * poisson));
+  const double samples =
+      static_cast<double>(rigid::Shape::Box(Vector3::Constant(0.5 * a)).SampleSurface(0.5 * h).size());
+  const double sample_stiffness = std::max(block_mass / samples * omega * omega, modulus * 0.5 * h);
+  const double particle_stiffness = std::max(block_mass * std::pow(s / a, 3) * omega * omega, modulus * s);
+  const double rigid_face = samples / 6.0 * sample_stiffness, mpm_layer = (a / s) * (a / s) * particle_stiffness;
   const double overlap = a / (a - 2.0 * parameters.GetDouble("stagger"));
-  const double rigid_face = block_mass / 6.0, mpm_layer = block_mass * s / a;
-  const double ground = 5.0 * block_mass * g / (rigid_face * omega * omega);
-  const double between = (4.0 + 3.0 + 2.0 + 1.0) * block_mass * g / (mpm_layer * omega * omega) * overlap;
+  const double ground = 5.0 * block_mass * g / rigid_face;
+  const double between = (4.0 + 3.0 + 2.0 + 1.0) * block_mass * g / mpm_layer * overlap;
   const double predicted = elastic + ground + between;
   EXPECT_NEAR(settling, -predicted, 0.25 * predicted)
       << "elastic " << elastic << " m, ground " << ground << " m, between blocks " << between << " m";
