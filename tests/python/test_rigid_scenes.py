@@ -2,11 +2,7 @@
 incline_block with a rigid block (θ 6°, v0 0.1 m/s) slides on at μ 0.1 and stops within 3% of
 the analytic time at μ 0.125; rolling_sphere with a rigid ball rolls at μ 0.3 with a within 2%
 of 5/7 g sinθ and ωR/v ≥ 0.95, and slips at μ 0.01 with a within 2% of g (sinθ − μ cosθ).
-Each run is the scene file at its defaults (Δt 5 ms, 1 s), a fraction of a second of CPU.
-
-penalty misses both at its defaults (measured when this test was written: the sphere rolls
-45% fast, a = 1.06 m/s², and the block stops 3.8% late because the first step slides without
-friction); those cells are strict expected failures, so that a fix shows up here."""
+Each run is the scene file at its defaults (Δt 5 ms, 1 s), a fraction of a second of CPU."""
 
 import subprocess
 from pathlib import Path
@@ -30,10 +26,7 @@ def _run(contactlab_bin, out, scene, formulation, *settings):
 
 
 @pytest.mark.parametrize("formulation", FORMULATIONS)
-def test_rigid_block_slides_at_mu_0_1_and_stops_at_mu_0_125(contactlab_bin, tmp_path, request, formulation):
-    if formulation == "penalty":
-        request.applymarker(pytest.mark.xfail(strict=True, reason="penalty stops 3.8% late: its first step slides "
-                                                                  "without friction"))
+def test_rigid_block_slides_at_mu_0_1_and_stops_at_mu_0_125(contactlab_bin, tmp_path, formulation):
     sliding = _run(contactlab_bin, tmp_path / "slide.h5", "incline_block", formulation, "body=rigid", "mu=0.1")
     stopping = _run(contactlab_bin, tmp_path / "stop.h5", "incline_block", formulation, "body=rigid", "mu=0.125")
     assert sliding.summary["status"] == "ok" and stopping.summary["status"] == "ok"
@@ -47,9 +40,7 @@ def test_rigid_block_slides_at_mu_0_1_and_stops_at_mu_0_125(contactlab_bin, tmp_
 
 @pytest.mark.parametrize("formulation", FORMULATIONS)
 @pytest.mark.parametrize("mu", (0.3, 0.01))
-def test_rigid_sphere_rolls_or_slips(contactlab_bin, tmp_path, request, formulation, mu):
-    if formulation == "penalty":
-        request.applymarker(pytest.mark.xfail(strict=True, reason="penalty's sampled sphere rolls 45% fast"))
+def test_rigid_sphere_rolls_or_slips(contactlab_bin, tmp_path, formulation, mu):
     run = _run(contactlab_bin, tmp_path / "ball.h5", "rolling_sphere", formulation, "body=rigid", f"mu={mu}")
     summary = run.summary
     assert summary["status"] == "ok"
