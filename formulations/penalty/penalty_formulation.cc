@@ -64,8 +64,9 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
        "A4).",
        InHalfOpenRange(1.0e-16, 1.0)},
       {"penalty.preconditioner", std::string("auto"), "",
-       "Right preconditioner of GMRES: cholesky (CHOLMOD's factor of the symmetric part of the mass-weighted "
-       "Jacobian, sparse_lu where that part is not positive definite), block_jacobi (3x3 per grid node, one block "
+       "Right preconditioner of GMRES: cholesky (CHOLMOD's factor of the symmetric part S of the mass-weighted "
+       "Jacobian; where S is not positive definite, S + sigma diag|S| for sigma = 0.01, 0.1, 1, then sparse_lu), "
+       "block_jacobi (3x3 per grid node, one block "
        "per rigid body; spec A4), incomplete_lu (Eigen IncompleteLUT of H), sparse_lu (UMFPACK's LU of H: exact "
        "Newton directions) or none. auto: cholesky ([ding_schroeder_penalty] names no preconditioner).",
        OneOf(ChoiceNames(PreconditionerNames()))},
@@ -106,8 +107,9 @@ PenaltyOptions PenaltyOptions::FromParameters(const ParameterSet& parameters) {
 
 PenaltyFormulation::PenaltyFormulation(PenaltyOptions options)
     : options_(std::move(options)),
-      used_preconditioner_("penalty.preconditioner", ChoiceNames(PreconditionerNames()), "Newton directions",
-                           "auto: cholesky, sparse_lu in a direction whose symmetric part is not positive definite") {}
+      used_preconditioner_(
+          "penalty.preconditioner", ChoiceNames(PreconditionerNames()), "Newton directions",
+          "auto: cholesky (shifted, or sparse_lu, in a direction whose symmetric part is not positive definite)") {}
 
 void PenaltyFormulation::BuildRigidSamples(const World& world) {
   samples_.clear();
