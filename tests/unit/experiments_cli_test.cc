@@ -51,7 +51,9 @@ struct BadInputCase {
 class BadInput : public testing::TestWithParam<BadInputCase> {};
 
 TEST_P(BadInput, OneLineErrorNonzeroExitNoFile) {
-  const auto output = TemporaryPath("bad.h5");
+  // One output name per test process: ctest runs the cases in parallel, and a case that opens
+  // its .partial before refusing the input would otherwise show it to another case's check.
+  const auto output = TemporaryPath("bad_" + std::to_string(::getpid()) + ".h5");
   std::filesystem::remove(output);
   const CommandResult result = RunContactlab(GetParam().arguments + " --quiet --out " + output.string());
   EXPECT_EQ(result.exit_code, 2) << result.output;
