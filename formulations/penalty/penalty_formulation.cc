@@ -66,8 +66,8 @@ std::vector<ParameterSpec> PenaltyOptions::Specs() {
       {"penalty.preconditioner", std::string("auto"), "",
        "Right preconditioner of GMRES: cholesky (CHOLMOD's factor of the symmetric part S of the mass-weighted "
        "Jacobian; where S is not positive definite, S + sigma diag|S| for sigma = 0.01, 0.1, 1, then sparse_lu), "
-       "block_jacobi (3x3 per grid node, one block "
-       "per rigid body; spec A4), incomplete_lu (Eigen IncompleteLUT of H), sparse_lu (UMFPACK's LU of H: exact "
+       "block_jacobi (3x3 per grid node, one block per rigid body), incomplete_lu (Eigen IncompleteLUT of H), "
+       "sparse_lu (UMFPACK's LU of H: exact "
        "Newton directions) or none. auto: cholesky ([ding_schroeder_penalty] names no preconditioner).",
        OneOf(ChoiceNames(PreconditionerNames()))},
       {"penalty.box_relaxation", std::string("level_set"), "",

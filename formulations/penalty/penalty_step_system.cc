@@ -21,19 +21,12 @@ double PenaltyStepSystem::InitialStiffness(ParticleKind kind, int particle) cons
   const bool is_mpm = kind == ParticleKind::kMpm;
   const double given = is_mpm ? options_.particle_stiffness : options_.rigid_stiffness;
   if (given > 0.0) return given;
-  // M_w = ρc² of a material [Pa].
-  const auto modulus = [](const mpm::Material& material) {
-    const double speed = material.WaveSpeed();
-    return material.density * speed * speed;
-  };
   if (is_mpm) {
     return DerivedPairStiffness(world_.particles.mass[particle], dt_,
-                                modulus(world_.materials[world_.particles.material[particle]]),
+                                material_moduli_[world_.particles.material[particle]],
                                 std::cbrt(world_.particles.initial_volume[particle]));
   }
-  double stiffest = 0.0;
-  for (const mpm::Material& material : world_.materials) stiffest = std::max(stiffest, modulus(material));
-  return DerivedPairStiffness(samples_[particle].mass, dt_, stiffest, samples_[particle].spacing);
+  return DerivedPairStiffness(samples_[particle].mass, dt_, stiffest_modulus_, samples_[particle].spacing);
 }
 
 ContactShape PenaltyStepSystem::TouchedShape(int body, int geometry) const {
@@ -128,6 +121,12 @@ PenaltyStepSystem::PenaltyStepSystem(const World& world, double dt, const mpm::S
       samples_(samples),
       options_(options),
       attachments_(attachments) {
+  // M_w = ρc² of each material [Pa], for the derived stiffness of new pairs.
+  for (const mpm::Material& material : world.materials) {
+    const double speed = material.WaveSpeed();
+    material_moduli_.push_back(material.density * speed * speed);
+    stiffest_modulus_ = std::max(stiffest_modulus_, material_moduli_.back());
+  }
   grid_size_ = implicit_mpm.num_dofs();
   rigid_size_ = rigid_dofs.size();
 

@@ -200,6 +200,8 @@ class PenaltyStepSystem final : public NonlinearSystem {
   Eigen::VectorXd grid_contact_impulses_;
   std::vector<std::vector<TriangleMesh>> box_meshes_;  // [body][geometry]; empty unless a box relaxed as a mesh
   int pairs_created_ = 0;
+  std::vector<double> material_moduli_;  // ρc² per material [Pa]
+  double stiffest_modulus_ = 0.0;        // their largest [Pa]
 };
 
 }  // namespace contactlab::penalty

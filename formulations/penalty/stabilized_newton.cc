@@ -102,8 +102,7 @@ class PreconditionerSolve {
   // when none is positive definite.
   bool FactorSymmetricPart(const SparseMatrix& jacobian, const PreconditionerInputs& inputs) {
     weights_ = inputs.symmetrizing_row_weights;
-    SparseMatrix weighted = jacobian;
-    if (weights_.size() > 0) weighted = weights_.asDiagonal() * jacobian;
+    const SparseMatrix weighted = weights_.size() > 0 ? SparseMatrix(weights_.asDiagonal() * jacobian) : jacobian;
     const SparseMatrix transposed = weighted.transpose();
     SparseMatrix symmetric = 0.5 * (weighted + transposed);
     symmetric.makeCompressed();

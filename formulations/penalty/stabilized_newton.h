@@ -5,7 +5,7 @@
 //   * direction: inexact Newton, H Δx ≈ −g by one cycle of right-preconditioned GMRES
 //     (Eigen's unsupported IterativeSolvers module) from Δx = 0, preconditioned by the Cholesky
 //     factor of H's symmetric part (Preconditioner::kAuto; [ding_schroeder_penalty] names no
-//     preconditioner, spec §2.11). Any such iterate that
+//     preconditioner). Any such iterate that
 //     lowers the residual is downhill for E (spec §2.10: gᵀHΔx = −‖g‖² − gᵀρ < 0 when
 //     ‖ρ‖ < ‖g‖); when GMRES stagnates the direction falls back to −Hᵀg;
 //   * step: strong Wolfe line search on E (solvers/wolfe_line_search.h);
