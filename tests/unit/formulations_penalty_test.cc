@@ -1,6 +1,7 @@
 // The `penalty` formulation ([ding_schroeder_penalty], spec-penalty-hybrid §2): the backward Euler Jacobian
 // H of the weighted residual against central differences of the residual itself, over
-// MPM-particle, rigid-sample, static and dynamic-object pairs, static and sliding; a rigid
+// MPM-particle, rigid-sample, static and dynamic-object pairs, static and sliding, and over
+// MPM particles sliding on a box's face and on its rounded edge; a rigid
 // block resting on a plane carrying its weight; a block on a 6° incline sticking (μ = 0.3)
 // or sliding at g(sin θ − μ cos θ) (μ = 0.05) with every contact force inside the cone; and
 // identical results with one and two threads.
@@ -64,6 +65,21 @@ std::vector<RigidSample> SamplesOf(const World& world, double spacing) {
   return samples;
 }
 
+// Central differences of g̃ at x, column by column, with steps `step` [m/s].
+Eigen::MatrixXd CentralDifferenceJacobian(PenaltyStepSystem& system, const Eigen::VectorXd& x, double step) {
+  Eigen::MatrixXd numeric(x.size(), x.size());
+  Eigen::VectorXd plus, minus;
+  for (int column = 0; column < x.size(); ++column) {
+    Eigen::VectorXd shifted = x;
+    shifted[column] += step;
+    system.Evaluate(shifted, &plus, nullptr);
+    shifted[column] -= 2.0 * step;
+    system.Evaluate(shifted, &minus, nullptr);
+    numeric.col(column) = (plus - minus) / (2.0 * step);
+  }
+  return numeric;
+}
+
 TEST(PenaltyStepSystem, JacobianMatchesCentralDifferencesOfTheResidual) {
   World world = MixedContactWorld();
   const double dt = 0.01;
@@ -122,17 +138,7 @@ TEST(PenaltyStepSystem, JacobianMatchesCentralDifferencesOfTheResidual) {
   // static/sliding or active switch would show a jump; the steps are 1e-7 m/s (1e-9 m of
   // motion), far below the distances of this random state to any switch.
   const Eigen::MatrixXd analytic = Eigen::MatrixXd(jacobian);
-  Eigen::MatrixXd numeric(x.size(), x.size());
-  const double step = 1e-7;
-  Eigen::VectorXd plus, minus;
-  for (int column = 0; column < x.size(); ++column) {
-    Eigen::VectorXd shifted = x;
-    shifted[column] += step;
-    system.Evaluate(shifted, &plus, nullptr);
-    shifted[column] -= 2.0 * step;
-    system.Evaluate(shifted, &minus, nullptr);
-    numeric.col(column) = (plus - minus) / (2.0 * step);
-  }
+  const Eigen::MatrixXd numeric = CentralDifferenceJacobian(system, x, 1e-7);
   const double error = (numeric - analytic).norm() / analytic.norm();
   EXPECT_LT(error, 1e-6) << "pairs: mpm/static " << mpm_static << ", mpm/sphere " << mpm_dynamic_object
                          << ", rigid/static " << rigid_static << ", sliding " << sliding;
@@ -147,6 +153,69 @@ TEST(PenaltyStepSystem, JacobianMatchesCentralDifferencesOfTheResidual) {
   EXPECT_LT((contact_numeric - contact_analytic).norm() / contact_analytic.norm(), 1e-5);
   // H is not symmetric (spec §2.8): friction couples normal and tangential directions.
   EXPECT_GT((contact_analytic - contact_analytic.transpose()).norm(), 1e-3 * contact_analytic.norm());
+}
+
+TEST(PenaltyStepSystem, JacobianMatchesCentralDifferencesOnARoundedBoxEdge) {
+  // An MPM cube pressed 3 mm into the top face of a free box (half size 20 mm, μ 0.05) and
+  // sliding over its edge at x = 20 mm: one particle column on the flat face (x = 8 mm), one where the
+  // relaxation sees the edge rounded by h/4 = 5 mm (x = 18 mm: outside the core in x and z,
+  // where the distance's Hessian is that of the rounded edge), the others beyond the box.
+  World world;
+  world.grid_spacing = 0.02;
+  world.bodies.push_back(
+      rigid::MakeFreeBody("box", {rigid::Geometry{rigid::Shape::Box(Vector3::Constant(0.02)), rigid::Pose{}, 0.05}},
+                          1000.0, rigid::Pose{}));
+  test_worlds::AddCube(world, Vector3(0.003, -0.02, 0.012), 0.04, 1000.0, 1.0e5, Vector3(0.2, 0.05, 0.0));
+  const double dt = 0.01;
+  mpm::SparseGrid grid(world.grid_spacing);
+  mpm::ParticleToGrid(world.particles, world.materials, 0.0, grid);
+  dynamics::ImplicitMpm implicit_mpm;
+  implicit_mpm.Setup(grid, world.particles, world.materials, world.gravity, dt);
+  dynamics::RigidDofs rigid_dofs;
+  rigid_dofs.Setup(world, dt);
+  const std::vector<RigidSample> samples = SamplesOf(world, 0.01);
+  AttachmentTable attachments;
+  PenaltyContactOptions options;
+  PenaltyStepSystem system(world, dt, grid, implicit_mpm, rigid_dofs, samples, options, attachments);
+
+  Eigen::VectorXd x = system.InitialGuess();
+  system.BeginIteration(x);
+  std::mt19937 random(7);
+  std::normal_distribution<double> normal;
+  for (int k = 0; k < x.size(); ++k) x[k] += 0.02 * normal(random);
+  Eigen::VectorXd residual;
+  SparseMatrix jacobian;
+  system.Evaluate(x, &residual, &jacobian);
+
+  // Active pairs on the rounded edge: the particle's end-of-step point lies beyond the core
+  // (the box shrunk by the radius) along both x and z.
+  const double radius = DerivedEdgeRadius(world.grid_spacing);
+  int on_edge = 0, on_face = 0, sliding = 0;
+  for (int k = 0; k < attachments.size(); ++k) {
+    const ContactPair& pair = attachments.pair(k);
+    const PairForce& force = system.pair_forces()[k];
+    if (!force.active || pair.particle_kind != ParticleKind::kMpm) continue;
+    const Vector3 point = system.MpmParticlePosition(pair.particle, x);
+    const bool beyond_core_x = std::abs(point.x()) > 0.02 - radius;
+    const bool beyond_core_z = std::abs(point.z()) > 0.02 - radius;
+    (beyond_core_x && beyond_core_z ? on_edge : on_face)++;
+    if (force.sliding) ++sliding;
+  }
+  ASSERT_GT(on_edge, 0);
+  ASSERT_GT(on_face, 0);
+  ASSERT_GT(sliding, 0);
+
+  const Eigen::MatrixXd analytic = Eigen::MatrixXd(jacobian);
+  const Eigen::MatrixXd numeric = CentralDifferenceJacobian(system, x, 1e-7);
+  EXPECT_LT((numeric - analytic).norm() / analytic.norm(), 1e-6);
+  SparseMatrix no_contact_jacobian;
+  AttachmentTable empty;
+  PenaltyStepSystem bare(world, dt, grid, implicit_mpm, rigid_dofs, samples, options, empty);
+  bare.Evaluate(x, &residual, &no_contact_jacobian);
+  const Eigen::MatrixXd contact_analytic = analytic - Eigen::MatrixXd(no_contact_jacobian);
+  const Eigen::MatrixXd contact_numeric = numeric - Eigen::MatrixXd(no_contact_jacobian);
+  EXPECT_LT((contact_numeric - contact_analytic).norm() / contact_analytic.norm(), 1e-5)
+      << "pairs on the rounded edge " << on_edge << ", on the face " << on_face << ", sliding " << sliding;
 }
 
 PenaltyOptions DefaultOptions() {
