@@ -6,6 +6,7 @@
 // or sliding at g(sin θ − μ cos θ) (μ = 0.05) with every contact force inside the cone; and
 // identical results with one and two threads.
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include <omp.h>
@@ -80,30 +81,57 @@ Eigen::MatrixXd CentralDifferenceJacobian(PenaltyStepSystem& system, const Eigen
   return numeric;
 }
 
-TEST(PenaltyStepSystem, JacobianMatchesCentralDifferencesOfTheResidual) {
-  World world = MixedContactWorld();
-  const double dt = 0.01;
-  mpm::SparseGrid grid(world.grid_spacing);
-  mpm::ParticleToGrid(world.particles, world.materials, 0.0, grid);
+// One step's system over `world` (Δt 10 ms): pairs registered at the start velocities, then
+// g̃ and H evaluated there after a seeded normal perturbation of `spread` [m/s], where some
+// attachments must slide and others stay.
+struct PerturbedStep {
+  static constexpr double kDt = 0.01;
+
+  PerturbedStep(World& world, double spread, unsigned seed)
+      : world(world), grid(world.grid_spacing), samples(SamplesOf(world, 0.01)) {
+    mpm::ParticleToGrid(world.particles, world.materials, 0.0, grid);
+    implicit_mpm.Setup(grid, world.particles, world.materials, world.gravity, kDt);
+    rigid_dofs.Setup(world, kDt);
+    system =
+        std::make_unique<PenaltyStepSystem>(world, kDt, grid, implicit_mpm, rigid_dofs, samples, options, attachments);
+    x = system->InitialGuess();
+    system->BeginIteration(x);
+    std::mt19937 random(seed);
+    std::normal_distribution<double> normal;
+    for (int k = 0; k < x.size(); ++k) x[k] += spread * normal(random);
+    system->Evaluate(x, &residual, &jacobian);
+  }
+
+  // H at x of the same step without any pair: its mass and elastic blocks.
+  Eigen::MatrixXd JacobianWithoutContacts() const {
+    AttachmentTable empty;
+    PenaltyStepSystem bare(world, kDt, grid, implicit_mpm, rigid_dofs, samples, options, empty);
+    Eigen::VectorXd bare_residual;
+    SparseMatrix bare_jacobian;
+    bare.Evaluate(x, &bare_residual, &bare_jacobian);
+    return Eigen::MatrixXd(bare_jacobian);
+  }
+
+  World& world;
+  mpm::SparseGrid grid;
   dynamics::ImplicitMpm implicit_mpm;
-  implicit_mpm.Setup(grid, world.particles, world.materials, world.gravity, dt);
   dynamics::RigidDofs rigid_dofs;
-  rigid_dofs.Setup(world, dt);
-  const std::vector<RigidSample> samples = SamplesOf(world, 0.01);
+  std::vector<RigidSample> samples;
   AttachmentTable attachments;
   PenaltyContactOptions options;
-  PenaltyStepSystem system(world, dt, grid, implicit_mpm, rigid_dofs, samples, options, attachments);
-
-  // Register pairs at the start, then evaluate at a perturbed iterate where some attachments
-  // must slide and others stay.
-  Eigen::VectorXd x = system.InitialGuess();
-  system.BeginIteration(x);
-  std::mt19937 random(3);
-  std::normal_distribution<double> normal;
-  for (int k = 0; k < x.size(); ++k) x[k] += 0.05 * normal(random);
+  std::unique_ptr<PenaltyStepSystem> system;
+  Eigen::VectorXd x;
   Eigen::VectorXd residual;
   SparseMatrix jacobian;
-  system.Evaluate(x, &residual, &jacobian);
+};
+
+TEST(PenaltyStepSystem, JacobianMatchesCentralDifferencesOfTheResidual) {
+  World world = MixedContactWorld();
+  PerturbedStep step(world, 0.05, 3);
+  PenaltyStepSystem& system = *step.system;
+  const AttachmentTable& attachments = step.attachments;
+  const Eigen::VectorXd& x = step.x;
+  const SparseMatrix& jacobian = step.jacobian;
   {
     // Evaluate writes into the matrix's existing storage (and its own scratch): evaluating at
     // another iterate first must not leave a trace in the Jacobian at x.
@@ -144,12 +172,9 @@ TEST(PenaltyStepSystem, JacobianMatchesCentralDifferencesOfTheResidual) {
                          << ", rigid/static " << rigid_static << ", sliding " << sliding;
   // The contact part alone (H minus its mass and elastic blocks) must also match: it is
   // small next to the mass blocks, so check it on its own scale.
-  SparseMatrix no_contact_jacobian;
-  AttachmentTable empty;
-  PenaltyStepSystem bare(world, dt, grid, implicit_mpm, rigid_dofs, samples, options, empty);
-  bare.Evaluate(x, &residual, &no_contact_jacobian);
-  const Eigen::MatrixXd contact_analytic = analytic - Eigen::MatrixXd(no_contact_jacobian);
-  Eigen::MatrixXd contact_numeric = numeric - Eigen::MatrixXd(no_contact_jacobian);
+  const Eigen::MatrixXd no_contact_jacobian = step.JacobianWithoutContacts();
+  const Eigen::MatrixXd contact_analytic = analytic - no_contact_jacobian;
+  const Eigen::MatrixXd contact_numeric = numeric - no_contact_jacobian;
   EXPECT_LT((contact_numeric - contact_analytic).norm() / contact_analytic.norm(), 1e-5);
   // H is not symmetric (spec §2.8): friction couples normal and tangential directions.
   EXPECT_GT((contact_analytic - contact_analytic.transpose()).norm(), 1e-3 * contact_analytic.norm());
@@ -166,33 +191,16 @@ TEST(PenaltyStepSystem, JacobianMatchesCentralDifferencesOnARoundedBoxEdge) {
       rigid::MakeFreeBody("box", {rigid::Geometry{rigid::Shape::Box(Vector3::Constant(0.02)), rigid::Pose{}, 0.05}},
                           1000.0, rigid::Pose{}));
   test_worlds::AddCube(world, Vector3(0.003, -0.02, 0.012), 0.04, 1000.0, 1.0e5, Vector3(0.2, 0.05, 0.0));
-  const double dt = 0.01;
-  mpm::SparseGrid grid(world.grid_spacing);
-  mpm::ParticleToGrid(world.particles, world.materials, 0.0, grid);
-  dynamics::ImplicitMpm implicit_mpm;
-  implicit_mpm.Setup(grid, world.particles, world.materials, world.gravity, dt);
-  dynamics::RigidDofs rigid_dofs;
-  rigid_dofs.Setup(world, dt);
-  const std::vector<RigidSample> samples = SamplesOf(world, 0.01);
-  AttachmentTable attachments;
-  PenaltyContactOptions options;
-  PenaltyStepSystem system(world, dt, grid, implicit_mpm, rigid_dofs, samples, options, attachments);
-
-  Eigen::VectorXd x = system.InitialGuess();
-  system.BeginIteration(x);
-  std::mt19937 random(7);
-  std::normal_distribution<double> normal;
-  for (int k = 0; k < x.size(); ++k) x[k] += 0.02 * normal(random);
-  Eigen::VectorXd residual;
-  SparseMatrix jacobian;
-  system.Evaluate(x, &residual, &jacobian);
+  PerturbedStep step(world, 0.02, 7);
+  PenaltyStepSystem& system = *step.system;
+  const Eigen::VectorXd& x = step.x;
 
   // Active pairs on the rounded edge: the particle's end-of-step point lies beyond the core
   // (the box shrunk by the radius) along both x and z.
   const double radius = DerivedEdgeRadius(world.grid_spacing);
   int on_edge = 0, on_face = 0, sliding = 0;
-  for (int k = 0; k < attachments.size(); ++k) {
-    const ContactPair& pair = attachments.pair(k);
+  for (int k = 0; k < step.attachments.size(); ++k) {
+    const ContactPair& pair = step.attachments.pair(k);
     const PairForce& force = system.pair_forces()[k];
     if (!force.active || pair.particle_kind != ParticleKind::kMpm) continue;
     const Vector3 point = system.MpmParticlePosition(pair.particle, x);
@@ -205,15 +213,12 @@ TEST(PenaltyStepSystem, JacobianMatchesCentralDifferencesOnARoundedBoxEdge) {
   ASSERT_GT(on_face, 0);
   ASSERT_GT(sliding, 0);
 
-  const Eigen::MatrixXd analytic = Eigen::MatrixXd(jacobian);
+  const Eigen::MatrixXd analytic = Eigen::MatrixXd(step.jacobian);
   const Eigen::MatrixXd numeric = CentralDifferenceJacobian(system, x, 1e-7);
   EXPECT_LT((numeric - analytic).norm() / analytic.norm(), 1e-6);
-  SparseMatrix no_contact_jacobian;
-  AttachmentTable empty;
-  PenaltyStepSystem bare(world, dt, grid, implicit_mpm, rigid_dofs, samples, options, empty);
-  bare.Evaluate(x, &residual, &no_contact_jacobian);
-  const Eigen::MatrixXd contact_analytic = analytic - Eigen::MatrixXd(no_contact_jacobian);
-  const Eigen::MatrixXd contact_numeric = numeric - Eigen::MatrixXd(no_contact_jacobian);
+  const Eigen::MatrixXd no_contact_jacobian = step.JacobianWithoutContacts();
+  const Eigen::MatrixXd contact_analytic = analytic - no_contact_jacobian;
+  const Eigen::MatrixXd contact_numeric = numeric - no_contact_jacobian;
   EXPECT_LT((contact_numeric - contact_analytic).norm() / contact_analytic.norm(), 1e-5)
       << "pairs on the rounded edge " << on_edge << ", on the face " << on_face << ", sliding " << sliding;
 }
