@@ -17,6 +17,7 @@
 #include "experiments/run_recorder.h"
 #include "experiments/scenario.h"
 #include "experiments/snapshots.h"
+#include "mpm/transfers.h"
 #include "registry/registered_formulations.h"
 
 #include "contactlab_git_commit.h"  // generated at build time: CONTACTLAB_GIT_COMMIT
@@ -196,6 +197,9 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   // runs four threads whatever OMP_NUM_THREADS says, sweep_executor.cc).
   recorder.SetRootAttribute("omp_max_threads", std::to_string(omp_get_max_threads()));
   recorder.SetRootAttribute("omp_thread_limit", std::to_string(omp_get_thread_limit()));
+  // The build of the MPM transfer kernels this CPU takes (mpm/transfers.h): two machines that
+  // take different builds give results that differ by round-off.
+  recorder.SetRootAttribute("transfer_kernels", mpm::TransferKernelBuild());
   recorder.SetRootAttribute("started_utc", UtcNow());
   recorder.SetConfiguration(resolved, parameters);
   scenario->DeclareObservables(recorder);

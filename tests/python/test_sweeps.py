@@ -90,7 +90,8 @@ def test_expand_run_collect(contactlab_bin, sweep_file, tmp_path):
 
 def test_runs_record_their_thread_budget_and_sweeps_bound_every_parallel_region(contactlab_bin, sweep_file,
                                                                                  tmp_path):
-    # A run records OpenMP's team size and the process-wide thread limit it ran under.
+    # A run records OpenMP's team size and the process-wide thread limit it ran under, and the
+    # build of the transfer kernels its CPU took.
     env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
     single = tmp_path / "single.h5"
     contactlab(contactlab_bin, "run", "ball_on_slope", "-f", "sap", "-c", SCENE, "--set", "duration=0.01", "--quiet",
@@ -98,6 +99,7 @@ def test_runs_record_their_thread_budget_and_sweeps_bound_every_parallel_region(
     with h5py.File(single, "r") as run:
         assert run.attrs["omp_max_threads"] == "2"
         assert run.attrs["omp_thread_limit"] == "3"
+        assert run.attrs["transfer_kernels"] in ("avx2_fma", "baseline")
     # A run started by hand with OMP_NUM_THREADS alone is told that CHOLMOD is not bound by it.
     for limit, warned in ((None, True), ("1", False)):
         run_env = {**env, "OMP_NUM_THREADS": "1"} | ({} if limit is None else {"OMP_THREAD_LIMIT": limit})
