@@ -101,6 +101,9 @@ void CreateFileExclusively(const std::filesystem::path& path, std::string_view b
     }
     written += static_cast<std::size_t>(count);
   }
+  // On disk before the rename that publishes it: a machine that fails right after finds the
+  // old file or the whole new one, never a renamed empty one.
+  if (failure == 0 && ::fsync(descriptor) != 0) failure = errno;
   if (::close(descriptor) != 0 && failure == 0) failure = errno;
   if (failure != 0) {
     ::unlink(path.c_str());

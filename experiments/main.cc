@@ -47,13 +47,14 @@ void OnInterruptSignal(int signal_number) {
   contactlab::experiments::RequestInterrupt(signal_number);
 }
 
-// A run stops between steps on SIGINT, SIGTERM or SIGHUP, removing its partial file.
+// A run stops between steps on SIGINT, SIGTERM, SIGHUP or SIGUSR1, removing its partial file
+// (and, with --checkpoint-on-signal, writing a checkpoint first on SIGUSR1 and SIGTERM).
 void InstallRunInterruptHandlers() {
   struct sigaction action {};
   action.sa_handler = OnInterruptSignal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
-  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal_number, &action, nullptr);
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGUSR1}) sigaction(signal_number, &action, nullptr);
 }
 
 }  // namespace
@@ -86,7 +87,18 @@ int main(int argc, char** argv) {
   CLI::Option* out_dir_option = run->add_option(
       "--out-dir", run_out_dir, "Folder of the sweep's runs: writes DIR/<run_id>.h5, skipped when complete");
   run->add_flag("--quiet,-q", request.quiet, "Print neither the resolved configuration nor progress");
-  for (CLI::Option* single : {scenario_option, formulation_option, config_option, set_option, out_option}) {
+  run->add_option("--checkpoint-every", request.checkpoint.every,
+                  "Write a checkpoint (RUN.h5.checkpoint) every N steps (200) or wall time (90s, 30min, 2h)");
+  run->add_flag("--checkpoint-on-signal", request.checkpoint.on_signal,
+                "On SIGUSR1 or SIGTERM, write a checkpoint at the next step boundary before stopping");
+  run->add_option("--stop-at", request.checkpoint.stop_at,
+                  "Write a checkpoint after this step and stop (no run file yet); run again to resume")
+      ->check(CLI::NonNegativeNumber);
+  CLI::Option* resume_option = run->add_option(
+      "--resume", request.checkpoint.resume,
+      "Resume from this checkpoint (default: RUN.h5.checkpoint when it exists); the configuration must match");
+  for (CLI::Option* single :
+       {scenario_option, formulation_option, config_option, set_option, out_option, resume_option}) {
     single->excludes(manifest_option);
   }
   index_option->needs(manifest_option);
@@ -164,6 +176,9 @@ int main(int argc, char** argv) {
       }
       InstallRunInterruptHandlers();
       const auto outcome = contactlab::experiments::ExecuteRun(request);
+      if (outcome.status == contactlab::experiments::RunStatus::kStopped && !request.quiet) {
+        std::fprintf(stderr, "contactlab: %s: the same command resumes from it\n", outcome.message.c_str());
+      }
       if (outcome.status == contactlab::experiments::RunStatus::kDiverged) {
         std::fprintf(stderr, "contactlab: run diverged (%s); status recorded in %s\n",
                      contactlab::OneLine(outcome.message).c_str(), request.output_path.c_str());
@@ -227,7 +242,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "contactlab: error: %s\n", error.what());  // one line by construction
     return kExitInputError;
   } catch (const contactlab::experiments::Interrupted& interrupted) {
-    std::fprintf(stderr, "contactlab: %s; nothing written for the unfinished run\n", interrupted.what());
+    if (!interrupted.checkpoint.empty()) {
+      std::fprintf(stderr, "contactlab: %s; checkpoint written to %s: the same command resumes from it\n",
+                   interrupted.what(), interrupted.checkpoint.c_str());
+    } else {
+      std::fprintf(stderr, "contactlab: %s; nothing written for the unfinished run\n", interrupted.what());
+    }
     return 128 + interrupted.signal_number;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "contactlab: internal error: %s\n", contactlab::OneLine(error.what()).c_str());

@@ -4,19 +4,24 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <stdexcept>
 
+#include "experiments/checkpoint.h"
 #include "experiments/config.h"
+#include "experiments/file_safety.h"
 #include "experiments/progress.h"
 #include "experiments/run_recorder.h"
 #include "experiments/scenario.h"
 #include "experiments/snapshots.h"
+#include "formulations/state_archive.h"
 #include "mpm/transfers.h"
 #include "registry/registered_formulations.h"
 
@@ -108,7 +113,7 @@ RunOutcome ExecuteRun(const RunRequest& request) {
   // Resolve and validate everything before touching the output path.
   const ResolvedRun run = ResolveRun(request);
   if (request.output_path.empty()) throw InputError("--out: an output file is required");
-  return ExecuteResolvedRun(run, request.output_path, request.quiet);
+  return ExecuteResolvedRun(run, request.output_path, request.quiet, request.checkpoint);
 }
 
 namespace {
@@ -156,13 +161,113 @@ void RequestInterrupt(int signal_number) {
   interrupt_signal.store(signal_number);
 }
 
-RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_path, bool quiet) {
+namespace {
+
+// The build a checkpoint must come from for a bitwise resume: the commit, the compiler and
+// the MPM transfer kernels this CPU takes.
+std::vector<std::pair<std::string, std::string>> CheckpointIdentity(const ResolvedRun& run) {
+  return {{"schema", kCheckpointSchema},
+          {"run_id", run.run_id},
+          {"scenario", run.scenario},
+          {"formulation", run.formulation},
+          {"git_commit", CONTACTLAB_GIT_COMMIT},
+          {"compiler", CONTACTLAB_COMPILER},
+          {"transfer_kernels", mpm::TransferKernelBuild()}};
+}
+
+// What the loop carries besides the world, the scenario, the formulation and the recorder.
+struct LoopState {
+  std::int64_t steps_done = 0;
+  std::int64_t last_snapshot_step = -1;
+  double earlier_wall_seconds = 0.0;  // of the segments before a resume
+};
+
+// Saves or loads the run's whole state, in one order for both directions.
+void VisitRunState(StateArchive& archive, World& world, Scenario& scenario, Formulation& formulation,
+                   RunRecorder& recorder, LoopState& loop) {
+  {
+    const StateArchive::Scope scope(archive, "run");
+    archive("steps_done", loop.steps_done);
+    archive("last_snapshot_step", loop.last_snapshot_step);
+    archive("wall_seconds", loop.earlier_wall_seconds);
+  }
+  VisitState(archive, world);
+  {
+    const StateArchive::Scope scope(archive, "scenario");
+    scenario.VisitState(archive);
+  }
+  {
+    const StateArchive::Scope scope(archive, "formulation");
+    formulation.VisitState(archive, world);
+  }
+  recorder.VisitState(archive);
+}
+
+void SaveCheckpoint(const ResolvedRun& run, const std::filesystem::path& output_path, World& world, Scenario& scenario,
+                    Formulation& formulation, RunRecorder& recorder, LoopState loop, double segment_wall_seconds) {
+  loop.earlier_wall_seconds += segment_wall_seconds;
+  StateArchive archive = StateArchive::ForSaving();
+  {
+    const StateArchive::Scope scope(archive, "header");
+    for (auto [name, value] : CheckpointIdentity(run)) archive(name, value);
+    std::string configuration = run.toml;
+    archive("configuration", configuration);
+  }
+  VisitRunState(archive, world, scenario, formulation, recorder, loop);
+  WriteCheckpoint(output_path, archive.records());
+}
+
+// Loads a checkpoint into the freshly built run; InputError naming the file for one that
+// belongs to another run or build, or that does not load whole.
+LoopState ResumeFromCheckpoint(const ResolvedRun& run, const std::filesystem::path& path, World& world,
+                               Scenario& scenario, Formulation& formulation, RunRecorder& recorder) {
+  StateArchive archive = StateArchive::ForLoading(ReadCheckpoint(path));
+  LoopState loop;
+  try {
+    {
+      const StateArchive::Scope scope(archive, "header");
+      for (auto [name, expected] : CheckpointIdentity(run)) {
+        std::string stored;
+        archive(name, stored);
+        if (stored != expected) {
+          throw InputError(path.string() + ": refusing to resume: it was written with " + name + " '" + stored +
+                           "', this run has '" + expected +
+                           "' (remove the checkpoint, or run with the configuration and build that wrote it)");
+        }
+      }
+      std::string configuration;
+      archive("configuration", configuration);
+      if (configuration != run.toml) {
+        throw InputError(path.string() + ": refusing to resume: its configuration differs from this run's");
+      }
+    }
+    VisitRunState(archive, world, scenario, formulation, recorder, loop);
+    archive.CheckEverythingRead();
+  } catch (const StateArchiveError& error) {
+    throw InputError(path.string() + ": not a usable checkpoint: " + error.what());
+  }
+  return loop;
+}
+
+}  // namespace
+
+RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_path, bool quiet,
+                              const CheckpointOptions& checkpoint) {
   // 1. Reserve the output (its folder writable, nothing but an earlier run file in the way),
   // then build the world and the formulation (Build may still reject combinations of keys):
   // every input error is found before the simulation, and before the configuration echo.
   const ParameterSet& parameters = run.parameters;
   const std::string& resolved = run.toml;
   const std::string& run_id = run.run_id;
+  const CheckpointInterval checkpoint_every =
+      checkpoint.every.empty() ? CheckpointInterval{} : ParseCheckpointInterval(checkpoint.every);
+  std::optional<std::filesystem::path> resume_path;
+  if (!checkpoint.resume.empty()) {
+    RequireReadableFile(checkpoint.resume, "checkpoint (--resume)");
+    resume_path = checkpoint.resume;
+  } else {
+    resume_path = FindCheckpoint(output_path);
+  }
   RunRecorder recorder{std::filesystem::path(output_path)};
 
   World world;
@@ -207,23 +312,42 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   // Snapshots: step 0, every `snapshot_every` steps, and the last completed step (also when
   // the run diverged on a non-finite state, which is then written as is). A step the
   // formulation abandoned mid-way (SimulationDiverged) leaves no consistent state to write.
-  std::int64_t last_snapshot_step = -1;
+  LoopState loop;
   const auto take_snapshot = [&](std::int64_t step) {
     recorder.AppendSnapshot(CaptureSnapshot(step, world.time, world, snapshot_fields));
-    last_snapshot_step = step;
+    loop.last_snapshot_step = step;
   };
-  if (snapshot_every > 0) take_snapshot(0);
-
-  StepReport initial_report;
-  initial_report.contact_wrench.resize(world.bodies.size());
-  scenario->Observe(world, initial_report, recorder);
+  if (resume_path) {
+    // The state after the checkpoint's step replaces what Build made; the run file keeps
+    // its first start time and lists every resume.
+    loop = ResumeFromCheckpoint(run, *resume_path, world, *scenario, *formulation, recorder);
+    const std::string resumed = "step " + std::to_string(loop.steps_done) + " at " + UtcNow();
+    const std::string earlier = recorder.root_attribute("resumed");
+    recorder.SetRootAttribute("resumed", earlier.empty() ? resumed : earlier + "; " + resumed);
+    if (!quiet) std::cerr << "contactlab: resuming from " << resume_path->string() << " after " << resumed << "\n";
+  } else {
+    if (snapshot_every > 0) take_snapshot(0);
+    StepReport initial_report;
+    initial_report.contact_wrench.resize(world.bodies.size());
+    scenario->Observe(world, initial_report, recorder);
+  }
 
   ProgressReporter progress(run.scenario + "/" + run.formulation, total_steps * dt, quiet);
   RunOutcome outcome;
+  outcome.steps = static_cast<int>(loop.steps_done);
   const auto run_start = std::chrono::steady_clock::now();
+  auto last_checkpoint = run_start;
+  const auto segment_seconds = [&run_start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+  };
   bool abandoned_step = false;  // the world holds a half-done step
-  for (int step = 1; step <= total_steps; ++step) {
-    if (const int signal_number = interrupt_signal.load()) throw Interrupted(signal_number);
+  for (int step = static_cast<int>(loop.steps_done) + 1; step <= total_steps; ++step) {
+    if (const int signal_number = interrupt_signal.load()) {
+      const bool checkpoint_first = checkpoint.on_signal && (signal_number == SIGUSR1 || signal_number == SIGTERM);
+      if (!checkpoint_first) throw Interrupted(signal_number);
+      SaveCheckpoint(run, output_path, world, *scenario, *formulation, recorder, loop, segment_seconds());
+      throw Interrupted(signal_number, CheckpointPath(output_path).string());
+    }
     const auto step_start = std::chrono::steady_clock::now();
     StepReport report;
     try {
@@ -240,6 +364,7 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
     }
     const double step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
     outcome.steps = step;
+    loop.steps_done = step;
     recorder.AppendSolverLog(world.time, report, step_seconds);
     const std::string bad_state = FindNonFiniteState(world);
     if (!bad_state.empty()) {
@@ -250,11 +375,28 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
     scenario->Observe(world, report, recorder);
     if (snapshot_every > 0 && step % snapshot_every == 0) take_snapshot(step);
     progress.Update(world.time, step, total_steps);
+    const bool by_steps = checkpoint_every.steps > 0 && step % checkpoint_every.steps == 0;
+    const bool by_time = checkpoint_every.seconds > 0.0 &&
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint).count() >=
+                             checkpoint_every.seconds;
+    const bool stop_here = step == checkpoint.stop_at && step < total_steps;
+    if ((by_steps || by_time || stop_here) && step < total_steps) {
+      SaveCheckpoint(run, output_path, world, *scenario, *formulation, recorder, loop, segment_seconds());
+      last_checkpoint = std::chrono::steady_clock::now();
+    }
+    if (stop_here) {
+      outcome.status = RunStatus::kStopped;
+      outcome.message =
+          "stopped after step " + std::to_string(step) + "; checkpoint " + CheckpointPath(output_path).string();
+      outcome.wall_seconds = loop.earlier_wall_seconds + segment_seconds();
+      progress.Finish(outcome.message);
+      return outcome;  // the recorder removes its partial file
+    }
   }
-  if (snapshot_every > 0 && outcome.steps != last_snapshot_step && !abandoned_step) {
+  if (snapshot_every > 0 && outcome.steps != loop.last_snapshot_step && !abandoned_step) {
     take_snapshot(outcome.steps);
   }
-  outcome.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+  outcome.wall_seconds = loop.earlier_wall_seconds + segment_seconds();
 
   // 3. Summary and the final file.
   std::vector<UsedParameter> used = scenario->UsedParameters();
@@ -275,6 +417,8 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   scenario->Summarize(recorder);
   const std::string status = outcome.status == RunStatus::kOk ? "ok" : "diverged";
   recorder.Finish(status, outcome.message, outcome.steps, outcome.wall_seconds);
+  // The run file is whole: its checkpoints have served.
+  RemoveCheckpoints(output_path);
   progress.Finish(status == "ok" ? "done" : "diverged: " + outcome.message);
   return outcome;
 }

@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <fstream>
 #include <stdexcept>
@@ -433,6 +434,224 @@ void RunRecorder::AppendSolverLog(double time, const StepReport& report, double 
   // (iteration records are, when a formulation logged them).
   solver_log_.back().report.contact_wrench = std::vector<BodyWrench>();
   solver_log_.back().report.contact_forces = std::vector<ContactForce>();
+}
+
+void RunRecorder::VisitState(StateArchive& archive) {
+  const StateArchive::Scope scope(archive, "recorder");
+  // Root attributes as name and value columns (a map is not plain bytes).
+  std::vector<std::string> names, values;
+  for (const auto& [name, value] : root_attributes_) {
+    names.push_back(name);
+    values.push_back(value);
+  }
+  archive("root_attribute_names", names);
+  archive("root_attribute_values", values);
+  if (archive.loading()) {
+    if (names.size() != values.size()) archive.Fail("root_attribute_values", "has not one value per name");
+    for (std::size_t k = 0; k < names.size(); ++k) root_attributes_[names[k]] = values[k];
+  }
+  VisitSeries(archive, "series", series_);
+  VisitSeries(archive, "analytic", analytic_);
+  VisitSolverLog(archive);
+  VisitSnapshots(archive);
+  // The summary: one record per attribute, its type's index first.
+  std::vector<std::string> summary_names;
+  for (const auto& [name, value] : summary_) summary_names.push_back(name);
+  archive("summary_names", summary_names);
+  const StateArchive::Scope summary_scope(archive, "summary");
+  for (const std::string& name : summary_names) {
+    AttributeValue& value = summary_[name];
+    std::uint8_t type = static_cast<std::uint8_t>(value.index());
+    archive(name + "/type", type);
+    if (archive.loading()) {
+      switch (type) {
+        case 0:
+          value = false;
+          break;
+        case 1:
+          value = std::int64_t{0};
+          break;
+        case 2:
+          value = 0.0;
+          break;
+        case 3:
+          value = std::string();
+          break;
+        default:
+          archive.Fail(name + "/type", "names no attribute type");
+      }
+    }
+    std::visit([&](auto& held) { archive(name + "/value", held); }, value);
+  }
+}
+
+void RunRecorder::VisitSeries(StateArchive& archive, const std::string& kind, std::map<std::string, Series>& table) {
+  const StateArchive::Scope scope(archive, kind);
+  std::vector<std::string> names;
+  for (const auto& [name, series] : table) names.push_back(name);
+  archive.Expect("names", names);
+  for (auto& [name, series] : table) {
+    const std::size_t width = std::max<std::size_t>(1, series.columns.size());
+    archive(name + "/times", series.times);
+    archive(name + "/values", series.values);
+    if (archive.loading() && series.values.size() != series.times.size() * width) {
+      archive.Fail(name + "/values", "does not hold " + std::to_string(width) + " values per time");
+    }
+  }
+}
+
+void RunRecorder::VisitSolverLog(StateArchive& archive) {
+  const StateArchive::Scope scope(archive, "solver_log");
+  // Columns: one entry per step, per solve, per kept iteration.
+  std::vector<double> times, wall_seconds, max_penetration, residual;
+  std::vector<std::array<int, 6>> counters;  // contacts, rigid, walls, outer, linear, substeps
+  std::vector<std::uint8_t> converged;
+  std::vector<Timings> timings;
+  std::vector<std::uint64_t> solves_per_step, history_per_solve;
+  std::vector<std::int8_t> solve_kind, termination;
+  std::vector<std::array<int, 4>> solve_counters;   // index, iterations, line search, linear
+  std::vector<std::array<double, 3>> solve_values;  // residual, momentum bound, cost
+  std::vector<solvers::SolverTimeSplit> solve_seconds;
+  std::vector<std::string> solver, message;
+  std::vector<solvers::SolverIterationRecord> history;
+  for (const SolverLogRow& row : solver_log_) {
+    const StepReport& report = row.report;
+    times.push_back(row.time);
+    wall_seconds.push_back(row.wall_seconds);
+    max_penetration.push_back(report.max_penetration);
+    residual.push_back(report.residual);
+    counters.push_back({report.contacts, report.rigid_contacts, report.grid_boundary_nodes, report.outer_iterations,
+                        report.linear_iterations, report.substeps});
+    converged.push_back(report.converged ? 1 : 0);
+    timings.push_back(report.timings);
+    solves_per_step.push_back(report.solves.size());
+    for (const SolveRecord& solve : report.solves) {
+      const solvers::SolverSummary& summary = solve.summary;
+      solve_kind.push_back(static_cast<std::int8_t>(solve.kind));
+      termination.push_back(static_cast<std::int8_t>(summary.termination));
+      solve_counters.push_back(
+          {solve.index, summary.iterations, summary.line_search_evaluations, summary.linear_iterations});
+      solve_values.push_back({summary.residual, summary.momentum_residual_bound, summary.cost});
+      solve_seconds.push_back(summary.seconds);
+      solver.push_back(solve.solver);
+      message.push_back(summary.message);
+      history_per_solve.push_back(summary.history.size());
+      history.insert(history.end(), summary.history.begin(), summary.history.end());
+    }
+  }
+  archive("time", times);
+  archive("wall_s", wall_seconds);
+  archive("max_penetration", max_penetration);
+  archive("residual", residual);
+  archive("counters", counters);
+  archive("converged", converged);
+  archive("timings", timings);
+  archive("solves_per_step", solves_per_step);
+  archive("solve_kind", solve_kind);
+  archive("solve_termination", termination);
+  archive("solve_counters", solve_counters);
+  archive("solve_values", solve_values);
+  archive("solve_seconds", solve_seconds);
+  archive("solver", solver);
+  archive("message", message);
+  archive("history_per_solve", history_per_solve);
+  archive("history", history);
+  if (archive.saving()) return;
+  const std::size_t steps = times.size();
+  for (const std::size_t size : {wall_seconds.size(), max_penetration.size(), residual.size(), counters.size(),
+                                 converged.size(), timings.size(), solves_per_step.size()}) {
+    if (size != steps) archive.Fail("time", "and the other per-step columns differ in length");
+  }
+  const std::size_t solves = solve_kind.size();
+  for (const std::size_t size : {termination.size(), solve_counters.size(), solve_values.size(), solve_seconds.size(),
+                                 solver.size(), message.size(), history_per_solve.size()}) {
+    if (size != solves) archive.Fail("solve_kind", "and the other per-solve columns differ in length");
+  }
+  solver_log_.clear();
+  std::size_t next_solve = 0, next_record = 0;
+  for (std::size_t step = 0; step < steps; ++step) {
+    SolverLogRow row{times[step], StepReport{}, wall_seconds[step]};
+    StepReport& report = row.report;
+    const std::array<int, 6>& counts = counters[step];
+    report.contacts = counts[0];
+    report.rigid_contacts = counts[1];
+    report.grid_boundary_nodes = counts[2];
+    report.outer_iterations = counts[3];
+    report.linear_iterations = counts[4];
+    report.substeps = counts[5];
+    report.max_penetration = max_penetration[step];
+    report.residual = residual[step];
+    report.converged = converged[step] != 0;
+    report.timings = timings[step];
+    if (solves_per_step[step] > solves - next_solve) archive.Fail("solves_per_step", "counts more solves than stored");
+    for (std::uint64_t k = 0; k < solves_per_step[step]; ++k, ++next_solve) {
+      if (solve_kind[next_solve] < 0 || solve_kind[next_solve] >= kNumSolveKinds || termination[next_solve] < 0 ||
+          termination[next_solve] >= solvers::kNumTerminations) {
+        archive.Fail("solve_kind", "holds a kind or termination out of range");
+      }
+      SolveRecord record;
+      record.kind = static_cast<SolveKind>(solve_kind[next_solve]);
+      record.solver = solver[next_solve];
+      solvers::SolverSummary& summary = record.summary;
+      summary.termination = static_cast<solvers::Termination>(termination[next_solve]);
+      summary.message = message[next_solve];
+      const std::array<int, 4>& solve_counts = solve_counters[next_solve];
+      record.index = solve_counts[0];
+      summary.iterations = solve_counts[1];
+      summary.line_search_evaluations = solve_counts[2];
+      summary.linear_iterations = solve_counts[3];
+      const std::array<double, 3>& values = solve_values[next_solve];
+      summary.residual = values[0];
+      summary.momentum_residual_bound = values[1];
+      summary.cost = values[2];
+      summary.seconds = solve_seconds[next_solve];
+      const std::uint64_t records = history_per_solve[next_solve];
+      if (records > history.size() - next_record) archive.Fail("history_per_solve", "counts more records than stored");
+      summary.history.assign(history.begin() + static_cast<std::ptrdiff_t>(next_record),
+                             history.begin() + static_cast<std::ptrdiff_t>(next_record + records));
+      next_record += records;
+      report.solves.push_back(std::move(record));
+    }
+    solver_log_.push_back(std::move(row));
+  }
+  if (next_solve != solves || next_record != history.size()) {
+    archive.Fail("solves_per_step", "leaves stored solves or records unclaimed");
+  }
+}
+
+void RunRecorder::VisitSnapshots(StateArchive& archive) {
+  const StateArchive::Scope scope(archive, "snapshots");
+  std::uint64_t count = snapshots_.size();
+  archive("count", count);
+  if (archive.loading()) {
+    if (count > 1000000) archive.Fail("count", "is not a snapshot count");
+    snapshots_.assign(count, Snapshot{});
+  }
+  for (std::size_t k = 0; k < snapshots_.size(); ++k) {
+    Snapshot& snapshot = snapshots_[k];
+    const StateArchive::Scope snapshot_scope(archive, std::to_string(k));
+    archive("step", snapshot.step);
+    archive("time", snapshot.time);
+    archive("particles", snapshot.particles);
+    archive("bodies", snapshot.bodies);
+    archive("position", snapshot.position);
+    archive("velocity", snapshot.velocity);
+    archive("deformation_gradient", snapshot.deformation_gradient);
+    archive("plastic_strain", snapshot.plastic_strain);
+    archive("body_position", snapshot.body_position);
+    archive("body_orientation", snapshot.body_orientation);
+  }
+  if (archive.saving()) return;
+  // The checks AppendSnapshot makes.
+  std::vector<Snapshot> loaded;
+  loaded.swap(snapshots_);
+  for (Snapshot& snapshot : loaded) {
+    try {
+      AppendSnapshot(std::move(snapshot));
+    } catch (const std::logic_error& error) {
+      archive.Fail("count", std::string("holds a snapshot that does not fit: ") + error.what());
+    }
+  }
 }
 
 void RunRecorder::SetBodies(std::vector<BodyDescription> bodies) {

@@ -30,6 +30,11 @@ class RunRecorder {
   // Root attributes (schema, run_id, scenario, formulation, git_commit, compiler,
   // started_utc are set by the driver; status and message by Finish).
   void SetRootAttribute(const std::string& name, const std::string& value);
+  // A root attribute set so far; empty when it is not.
+  std::string root_attribute(const std::string& name) const {
+    const auto found = root_attributes_.find(name);
+    return found == root_attributes_.end() ? "" : found->second;
+  }
   // The resolved configuration as TOML text (/config) and its scalar parameters (/params).
   void SetConfiguration(const std::string& toml_text, const ParameterSet& parameters);
 
@@ -60,6 +65,13 @@ class RunRecorder {
   // /summary attributes (steps, wall_s and status are written by Finish).
   void SetSummary(const std::string& name, const AttributeValue& value);
 
+  // Saves or loads, for a checkpoint (formulations/state_archive.h), what the run has recorded
+  // so far: the root attributes, every declared series' samples, the solver log, the
+  // snapshots and the summary. The declarations themselves (series, configuration, bodies)
+  // are made again by the resumed run before loading, and loading checks that the
+  // checkpoint's series are the ones declared.
+  void VisitState(StateArchive& archive);
+
   // Writes everything, closes the file and renames it to its final path.
   // status: "ok" | "diverged" | "failed".
   void Finish(const std::string& status, const std::string& message, int steps, double wall_seconds);
@@ -81,6 +93,9 @@ class RunRecorder {
     StepReport report;
     double wall_seconds;
   };
+  static void VisitSeries(StateArchive& archive, const std::string& kind, std::map<std::string, Series>& table);
+  void VisitSolverLog(StateArchive& archive);
+  void VisitSnapshots(StateArchive& archive);
   static void Append(std::map<std::string, Series>& table, const std::string& kind, const std::string& name,
                      double time, const std::vector<double>& value);
 

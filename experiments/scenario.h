@@ -10,6 +10,7 @@
 #include "experiments/run_recorder.h"
 #include "formulations/formulation.h"
 #include "formulations/parameters.h"
+#include "formulations/state_archive.h"
 
 namespace contactlab::experiments {
 
@@ -28,6 +29,11 @@ class Scenario {
   virtual void Summarize(RunRecorder& recorder) = 0;
   // The values the scenario derived for its "auto" keys (recorded like a formulation's).
   virtual std::vector<UsedParameter> UsedParameters() const { return {}; }
+  // Saves or loads, for a checkpoint (formulations/state_archive.h), everything Observe
+  // carries from one call to the next and Summarize reads: running sums and extremes, the
+  // samples of a late window, flags and times of events. What Build sets is rebuilt on
+  // resume and is not listed; a scenario that carries nothing between calls visits nothing.
+  virtual void VisitState(StateArchive& archive) = 0;
 };
 
 struct ScenarioInfo {

@@ -53,6 +53,20 @@ UsedChoiceTracker::UsedChoiceTracker(std::string key, std::vector<std::string> m
       rule_(std::move(rule)),
       counts_(members_.size(), 0) {}
 
+void UsedParameterTracker::VisitState(StateArchive& archive) {
+  const StateArchive::Scope scope(archive, used_.key);
+  archive("observed", observed_);
+  archive("value", used_.value);
+  archive("smallest", used_.smallest);
+}
+
+void UsedChoiceTracker::VisitState(StateArchive& archive) {
+  const StateArchive::Scope scope(archive, key_);
+  const std::size_t members = counts_.size();
+  archive("counts", counts_);
+  if (archive.loading() && counts_.size() != members) archive.Fail("counts", "does not count every member");
+}
+
 bool UsedChoiceTracker::observed() const {
   return std::any_of(counts_.begin(), counts_.end(), [](long long count) { return count > 0; });
 }

@@ -9,6 +9,7 @@
 
 #include "formulations/parameters.h"
 #include "formulations/solvers/solver_summary.h"
+#include "formulations/state_archive.h"
 #include "formulations/world.h"
 #include "mpm/cloth_particles.h"
 #include "mpm/sparse_grid.h"
@@ -151,6 +152,12 @@ class Formulation {
   }
   // The values derived for "auto" keys so far (empty before the first step).
   virtual std::vector<UsedParameter> UsedParameters() const { return {}; }
+  // Saves or loads, for a checkpoint (formulations/state_archive.h), everything a later step
+  // or UsedParameters reads that the formulation carries from one step to the next: lagged
+  // forces, contact pairs, adaptive choices and the trackers of its "auto" keys. Scratch that
+  // every step rebuilds (grids, factorizations, statistics of the last step) is not listed.
+  // Loading checks what it reads against `world`, the world the run rebuilt and loaded.
+  virtual void VisitState(StateArchive& archive, const World& world) = 0;
 
   // Whether Step keeps each solve's per-iteration history in StepReport::solves (the run's
   // output.log_iterations key; off by default, since histories cost time and space).
@@ -180,6 +187,8 @@ class UsedParameterTracker {
   void Observe(double value);
   bool observed() const { return observed_; }
   const UsedParameter& used() const { return used_; }
+  // The extremes so far, under the key's name.
+  void VisitState(StateArchive& archive);
 
  private:
   UsedParameter used_;
@@ -195,6 +204,8 @@ class UsedChoiceTracker {
   void Observe(int member, long long times = 1) { counts_.at(static_cast<std::size_t>(member)) += times; }
   bool observed() const;
   UsedParameter used() const;
+  // The counts so far, under the key's name.
+  void VisitState(StateArchive& archive);
 
  private:
   std::string key_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "formulations/state_archive.h"
+
 namespace contactlab {
 
 std::string FindNonFiniteState(const World& world) {
@@ -25,6 +27,76 @@ std::string FindNonFiniteState(const World& world) {
     }
   }
   return "";
+}
+
+namespace {
+
+// A per-particle field: loading checks that it has one entry per particle.
+template <typename Field>
+void VisitPerParticle(StateArchive& archive, std::string_view name, Field& field, std::size_t count) {
+  archive(name, field);
+  if (archive.loading() && field.size() != count) {
+    archive.Fail(name, "has " + std::to_string(field.size()) + " entries for " + std::to_string(count) + " particles");
+  }
+}
+
+}  // namespace
+
+void VisitState(StateArchive& archive, World& world) {
+  const StateArchive::Scope scope(archive, "world");
+  archive("time", world.time);
+  mpm::Particles& particles = world.particles;
+  const std::size_t count = particles.size();
+  archive.Expect("particle_count", static_cast<std::uint64_t>(count));
+  {
+    const StateArchive::Scope particle_scope(archive, "particles");
+    VisitPerParticle(archive, "position", particles.position, count);
+    VisitPerParticle(archive, "velocity", particles.velocity, count);
+    VisitPerParticle(archive, "affine_velocity", particles.affine_velocity, count);
+    VisitPerParticle(archive, "deformation_gradient", particles.deformation_gradient, count);
+    VisitPerParticle(archive, "plastic_deformation_gradient", particles.plastic_deformation_gradient, count);
+    VisitPerParticle(archive, "reference_rotation", particles.reference_rotation, count);
+    VisitPerParticle(archive, "mass", particles.mass, count);
+    VisitPerParticle(archive, "initial_volume", particles.initial_volume, count);
+    // The pins switch their vertices between kVertex and kPinnedVertex.
+    archive("cloth_role", particles.cloth_role);
+    if (archive.loading() && !particles.cloth_role.empty() && particles.cloth_role.size() != count) {
+      archive.Fail("cloth_role", "does not have one entry per particle");
+    }
+    for (const mpm::ClothRole role : particles.cloth_role) {
+      if (static_cast<int>(role) > static_cast<int>(mpm::ClothRole::kFace)) archive.Fail("cloth_role", "holds no role");
+    }
+    archive.Expect("cloth_pin_count", static_cast<std::uint64_t>(particles.cloth_pins.size()));
+    for (std::size_t pin = 0; pin < particles.cloth_pins.size(); ++pin) {
+      archive("cloth_pin_" + std::to_string(pin) + "_holding", particles.cloth_pins[pin].holding);
+    }
+  }
+  archive.Expect("body_count", static_cast<std::uint64_t>(world.bodies.size()));
+  for (std::size_t b = 0; b < world.bodies.size(); ++b) {
+    rigid::RigidBody& body = world.bodies[b];
+    const StateArchive::Scope body_scope(archive, "body_" + std::to_string(b));
+    archive("position", body.pose.position);
+    archive("orientation", body.pose.orientation.coeffs());
+    archive("linear_velocity", body.linear_velocity);
+    archive("angular_velocity", body.angular_velocity);
+    archive("applied_force", body.applied_force);
+    archive("applied_torque", body.applied_torque);
+  }
+  rigid::MultibodyTree& tree = world.multibody;
+  const StateArchive::Scope tree_scope(archive, "multibody");
+  archive.Expect("num_positions", static_cast<std::int64_t>(tree.num_positions()));
+  archive.Expect("num_velocities", static_cast<std::int64_t>(tree.num_velocities()));
+  archive("positions", tree.positions());
+  archive("velocities", tree.velocities());
+  double tree_time = tree.time();
+  archive("time", tree_time);
+  if (archive.loading()) {
+    if (tree.positions().size() != tree.num_positions() || tree.velocities().size() != tree.num_velocities()) {
+      archive.Fail("positions", "does not have the tree's size");
+    }
+    tree.set_time(tree_time);
+    if (tree.num_links() > 0) tree.UpdateKinematics();
+  }
 }
 
 int AddArticulatedBody(World& world, const std::string& name, std::vector<rigid::Geometry> geometries, double density,

@@ -12,6 +12,10 @@
 #include "rigid/rigid_body.h"
 
 namespace contactlab {
+class StateArchive;
+}
+
+namespace contactlab {
 
 struct World {
   double time = 0.0;                                     // [s]
@@ -36,6 +40,13 @@ int AddArticulatedBody(World& world, const std::string& name, std::vector<rigid:
 // pose and velocity are finite; else a description of the first value that is not. The run
 // checks it after each step, the explicit formulations before each substep.
 std::string FindNonFiniteState(const World& world);
+
+// Saves or loads what the world carries from step to step (StateArchive): time, every
+// particle field that a step changes, the cloth pins' holding flags, each body's pose, velocity
+// and applied load, and the multibody tree's q, v and time (its kinematics are updated on
+// loading). What the scenario's Build sets once (materials, geometries, masses, cloth faces,
+// trajectories) is rebuilt, not stored; loading checks that the counts match the rebuilt world.
+void VisitState(StateArchive& archive, World& world);
 
 // Copies every link's pose and spatial velocity from world.multibody into its mirror body
 // (after multibody.UpdateKinematics()).

@@ -163,6 +163,14 @@ class BallOnSlope final : public Scenario {
     recorder.SetSummary("ball_mass", mass_);
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("max_relative_error", max_relative_error_);
+    archive("max_velocity_error", max_velocity_error_);
+    archive("max_normal_offset", max_normal_offset_);
+    archive("last_spin_ratio", last_spin_ratio_);
+    archive("error_samples", error_samples_);
+  }
+
  private:
   double radius_ = 0.0, slope_angle_ = 0.0, friction_ = 0.0, gravity_ = 0.0, duration_ = 0.0;
   double grid_spacing_ = 0.0, mass_ = 0.0;

@@ -149,6 +149,15 @@ class BlockOnSlab final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{slab_.size()});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("late_times", late_times_);
+    archive("late_bottoms", late_bottoms_);
+    archive("late_compressions", late_compressions_);
+    archive("final_bottom", final_bottom_);
+    archive("final_drift", final_drift_);
+    archive("max_tilt", max_tilt_);
+  }
+
  private:
   // Mean height of the top layer minus that of the bottom layer [m].
   double LayerSpan(const World& world) const {

@@ -183,6 +183,14 @@ class ClothCradle final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{static_cast<std::int64_t>(particle_count_)});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("largest_penetration", largest_penetration_);
+    archive("most_inverted", most_inverted_);
+    archive("contacts", contacts_);
+    archive("held_before_release", held_before_release_);
+    archive("final_z", final_z_);
+  }
+
  private:
   // Two free boxes of box_size above the cloth's centre at `height`, their bottoms drop_height
   // above it, box_gap apart along x.

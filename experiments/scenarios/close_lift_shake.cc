@@ -179,6 +179,14 @@ class CloseLiftShake final : public Scenario {
     recorder.SetSummary("particles", particle_count_);
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("initial_pose", initial_pose_);
+    archive("grasp_pose", grasp_pose_);
+    archive("closing_slip", closing_slip_);
+    archive("max_slip", max_slip_);
+    archive("final_slip", final_slip_);
+  }
+
  private:
   // support = table: a static box under the stack, its top at the cubes' bottom faces
   // (z = −side/2). The rigid cube rests on it face to face; the elastic cubes move down so

@@ -140,6 +140,15 @@ class ClothFolding final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{vertex_count_ + face_count_});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("most_inverted", most_inverted_);
+    archive("next_layer_time", next_layer_time_);
+    archive("layers_after_first", layers_after_first_);
+    archive("layers_after_second", layers_after_second_);
+    archive("final_layers", final_layers_);
+    archive("final_area", final_area_);
+  }
+
  private:
   // (mean layers, covered area / rest area): at each face particle the triangles whose
   // projection onto the table covers it, found through a hash of the projected triangles'

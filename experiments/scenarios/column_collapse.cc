@@ -172,6 +172,14 @@ class ColumnCollapse final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{sand_.size()});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("rest_time", rest_time_);
+    archive("final_runout", final_runout_);
+    archive("final_farthest", final_farthest_);
+    archive("final_height", final_height_);
+    archive("final_speed", final_speed_);
+  }
+
  private:
   ParticleRange sand_;
   Channel channel_;

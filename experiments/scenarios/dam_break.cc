@@ -164,6 +164,15 @@ class DamBreak final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{liquid_.size()});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("dimensionless_time", dimensionless_time_);
+    archive("dimensionless_front", dimensionless_front_);
+    archive("dimensionless_farthest", dimensionless_farthest_);
+    archive("smallest_volume_ratio", smallest_volume_ratio_);
+    archive("final_volume_ratio", final_volume_ratio_);
+    archive("end_wall_time", end_wall_time_);
+  }
+
  private:
   ParticleRange liquid_;
   Channel channel_;

@@ -277,6 +277,18 @@ class DoughRolling final : public Scenario {
     recorder.SetSummary("final_dough_mean_thickness", final_thickness_);
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("slip", slip_);
+    for (std::size_t pass = 0; pass < 3; ++pass) {
+      archive("slip_per_pass_" + std::to_string(pass), slip_per_pass_[pass]);
+    }
+    archive("contacts", contacts_);
+    archive("max_contacts", max_contacts_);
+    archive("outer_iterations", outer_iterations_);
+    archive("final_top", final_top_);
+    archive("final_thickness", final_thickness_);
+  }
+
  private:
   int pin_body_ = -1, pin_link_ = -1, yaw_link_ = -1;
   double pin_radius_ = 0.0, slip_speed_threshold_ = 0.0, touch_force_threshold_ = 0.0;

@@ -338,6 +338,23 @@ class DoughTearing final : public Scenario {
     recorder.SetSummary("mean_outer_iterations", steps_ > 0 ? iterations_sum_ / steps_ : kNaN);
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("separation_time", separation_time_);
+    archive("initial_height", initial_height_);
+    archive("lift_rise", lift_rise_);
+    archive("final_pieces", final_pieces_);
+    archive("final_components", final_components_);
+    archive("final_largest", final_largest_);
+    archive("final_second", final_second_);
+    archive("final_strain_mean", final_strain_mean_);
+    archive("final_strain_max", final_strain_max_);
+    archive("max_tracking", max_tracking_);
+    archive("contacts_sum", contacts_sum_);
+    archive("iterations_sum", iterations_sum_);
+    archive("max_contacts", max_contacts_);
+    archive("steps", steps_);
+  }
+
  private:
   // A finger on three PD-driven prismatic joints in series (x, z, y) whose targets are the
   // path's coordinates; returns its body index.

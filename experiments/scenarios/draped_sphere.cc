@@ -253,6 +253,15 @@ class DrapedSphere final : public Scenario {
     recorder.SetSummary("vertices_per_strip", std::int64_t{vertices_[0][1]});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("analytic_slip", analytic_slip_);
+    archive("final_slip", final_slip_);
+    archive("final_time", final_time_);
+    archive("largest_holding_slip", largest_holding_slip_);
+    archive("deepest", deepest_);
+    archive("contacts", contacts_);
+  }
+
  private:
   Vector3 MarkedRowPosition(const mpm::Particles& particles, int strip) const {
     Vector3 sum = Vector3::Zero();

@@ -186,6 +186,14 @@ class FloatingBox final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{liquid_.size()});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("late_drafts", late_drafts_);
+    archive("late_speeds", late_speeds_);
+    archive("late_tilt", late_tilt_);
+    archive("final_drift", final_drift_);
+    archive("final_leaked", final_leaked_);
+  }
+
  private:
   ParticleRange liquid_;
   int box_ = -1;

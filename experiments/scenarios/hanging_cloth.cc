@@ -117,6 +117,12 @@ class HangingCloth final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{vertices_ + faces_});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("late_elongations", late_elongations_);
+    archive("late_pin_forces", late_pin_forces_);
+    archive("largest_out_of_plane", largest_out_of_plane_);
+  }
+
  private:
   std::vector<int> bottom_;
   std::vector<double> late_elongations_, late_pin_forces_;

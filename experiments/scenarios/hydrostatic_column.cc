@@ -155,6 +155,15 @@ class HydrostaticColumn final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{liquid_.size()});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("pressure_sum", pressure_sum_);
+    archive("weight_sum", weight_sum_);
+    archive("bin_samples", bin_samples_);
+    archive("late_speeds", late_speeds_);
+    archive("final_volume_ratio", final_volume_ratio_);
+    archive("final_top", final_top_);
+  }
+
  private:
   const mpm::EquationOfStateLiquidModel* liquid_model_ = nullptr;
   ParticleRange liquid_;

@@ -175,6 +175,17 @@ class InclineBlock final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{particles_.size()});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("times", times_);
+    archive("speeds", speeds_);
+    archive("sliding_ratios", sliding_ratios_);
+    archive("static_ratios", static_ratios_);
+    archive("max_relative_error", max_relative_error_);
+    archive("final_displacement", final_displacement_);
+    archive("max_cone_margin", max_cone_margin_);
+    archive("error_samples", error_samples_);
+  }
+
  private:
   Vector3 MeasureCenter(const World& world) const {
     if (block_body_ >= 0) return world.bodies[block_body_].pose.position;

@@ -223,6 +223,15 @@ class LiquidTransfer final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{liquid_.size()});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("final_in_bin", final_in_bin_);
+    archive("final_in_mug", final_in_mug_);
+    archive("most_inside_walls", most_inside_walls_);
+    archive("deepest", deepest_);
+    archive("final_volume_ratio", final_volume_ratio_);
+    archive("largest_drift", largest_drift_);
+  }
+
  private:
   double MeanVolumeRatio(const World& world) const {
     double sum = 0.0;

@@ -154,6 +154,14 @@ class Pyramid final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{blocks_[kBlocks - 1].end});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("settled", settled_);
+    archive("settle_position", settle_position_);
+    archive("final_ball", final_ball_);
+    archive("final_drift", final_drift_);
+    archive("final_spreading", final_spreading_);
+  }
+
  private:
   Vector3 BlockCenter(const World& world, int b) const {
     return MeasureParticles(world.particles, blocks_[b], grid_spacing_, false).center;

@@ -155,6 +155,17 @@ class RollingSphere final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{particles_.size()});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("fit_times", fit_times_);
+    archive("fit_speeds", fit_speeds_);
+    archive("fit_spins", fit_spins_);
+    archive("speed_errors", speed_errors_);
+    archive("final_time", final_time_);
+    archive("final_slip", final_slip_);
+    archive("final_spin_ratio", final_spin_ratio_);
+    archive("max_cone_margin", max_cone_margin_);
+  }
+
  private:
   ParticleMotion Measure(const World& world) const {
     if (ball_body_ < 0) return MeasureParticles(world.particles, particles_, grid_spacing_, true);

@@ -168,6 +168,19 @@ class SandOnSphere final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{sand_.size()});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("has_previous", has_previous_);
+    archive("previous_time", previous_time_);
+    archive("previous_spin", previous_spin_);
+    archive("turn", turn_);
+    archive("final_displacement", final_displacement_);
+    archive("final_speed", final_speed_);
+    archive("final_beyond", final_beyond_);
+    archive("max_toward", max_toward_);
+    archive("max_away", max_away_);
+    archive("max_lift", max_lift_);
+  }
+
  private:
   ParticleRange sand_;
   int floor_ = -1, sphere_ = -1;

@@ -178,6 +178,16 @@ class SandPile final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{sand_.size()});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("times", times_);
+    archive("heights", heights_);
+    archive("final_height", final_height_);
+    archive("final_footprint", final_footprint_);
+    archive("final_angle", final_angle_);
+    archive("final_speed", final_speed_);
+    archive("final_kinetic", final_kinetic_);
+  }
+
  private:
   // The flank's angle [deg]: a least-squares line through the surface heights of the bins,
   // moving out from the peak, whose height lies between kFlankLow and kFlankHigh of the

@@ -198,6 +198,17 @@ class SphereIntoSand final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{sand_.size()});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("samples", samples_);
+    archive("last_penetration", last_penetration_);
+    archive("last_speed", last_speed_);
+    archive("impact_speed", impact_speed_);
+    archive("rest_time", rest_time_);
+    archive("max_penetration", max_penetration_);
+    archive("final_penetration", final_penetration_);
+    archive("final_speed", final_speed_);
+  }
+
  private:
   ParticleRange sand_;
   int sphere_ = -1;

@@ -141,6 +141,15 @@ class SqueezedCube final : public Scenario {
     recorder.SetSummary("particles", particle_count_);
   }
 
+  void VisitState(StateArchive& archive) override {
+    for (int panel = 0; panel < 2; ++panel) {
+      for (int axis = 0; axis < 3; ++axis) {
+        archive("window_" + std::to_string(panel) + "_" + std::to_string(axis), window_[panel][axis]);
+      }
+    }
+    archive("final_height", final_height_);
+  }
+
  private:
   double squeeze_force_ = 0.0, cube_mass_ = 0.0, gravity_ = 0.0, duration_ = 0.0, averaging_window_ = 0.0;
   double sampled_mass_ = 0.0, final_height_ = 0.0, panel_damping_ = 0.0;

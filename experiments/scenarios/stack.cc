@@ -190,6 +190,16 @@ class Stack final : public Scenario {
     recorder.SetSummary("particles", particles);
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("max_block_drift", max_block_drift_);
+    archive("settled", settled_);
+    archive("settle_position", settle_position_);
+    archive("max_drift", max_drift_);
+    archive("ground_force_sum", ground_force_sum_);
+    archive("ground_force_samples", ground_force_samples_);
+    archive("final_top", final_top_);
+  }
+
  private:
   Vector3 Center(const World& world, const Block& block) const {
     if (block.rigid) return world.bodies[block.body].pose.position;

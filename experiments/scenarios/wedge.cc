@@ -185,6 +185,14 @@ class Wedge final : public Scenario {
     recorder.SetSummary("particles", std::int64_t{particles_[kLeft].size() + particles_[kRight].size()});
   }
 
+  void VisitState(StateArchive& archive) override {
+    archive("half_reached", half_reached_);
+    archive("half_height", half_height_);
+    archive("late_normal_sum", late_normal_sum_);
+    archive("late_samples", late_samples_);
+    archive("final_height", final_height_);
+  }
+
  private:
   double Height(const World& world, int side) const {
     if (body_[side] >= 0) return world.bodies[body_[side]].pose.position.z();

@@ -75,6 +75,9 @@ class ExplicitGridCoupling : public Formulation {
   explicit ExplicitGridCoupling(ExplicitCouplingOptions options);
 
   StepReport AdvanceState(World& world, double dt) final;
+  // Nothing: each step starts from the world alone (grids, samples and rigid contact
+  // features are rebuilt or built again on first use from what Build made).
+  void VisitState(StateArchive&, const World&) override {}
 
   // Called once, before the first substep, with the grid already made.
   virtual void Prepare(const World& /*world*/) {}

@@ -24,4 +24,47 @@ void AttachmentTable::CommitAndPrune(const std::vector<bool>& keep, const std::v
   pairs_.swap(kept);
 }
 
+void AttachmentTable::VisitState(StateArchive& archive) {
+  const StateArchive::Scope scope(archive, "attachments");
+  // One column per field: the pairs hold Eigen vectors, which are not plain bytes.
+  std::vector<ParticleKind> kinds;
+  std::vector<int> particles, bodies, geometries, triangles;
+  std::vector<mpm::Vector3> attachments, barycentrics;
+  std::vector<double> stiffnesses;
+  for (const ContactPair& pair : pairs_) {
+    kinds.push_back(pair.particle_kind);
+    particles.push_back(pair.particle);
+    bodies.push_back(pair.body);
+    geometries.push_back(pair.geometry);
+    attachments.push_back(pair.attachment);
+    triangles.push_back(pair.mesh_attachment.triangle);
+    barycentrics.push_back(pair.mesh_attachment.barycentric);
+    stiffnesses.push_back(pair.stiffness);
+  }
+  archive("particle_kind", kinds);
+  archive("particle", particles);
+  archive("body", bodies);
+  archive("geometry", geometries);
+  archive("attachment", attachments);
+  archive("mesh_triangle", triangles);
+  archive("mesh_barycentric", barycentrics);
+  archive("stiffness", stiffnesses);
+  if (archive.saving()) return;
+  const std::size_t count = kinds.size();
+  for (const std::size_t size : {particles.size(), bodies.size(), geometries.size(), attachments.size(),
+                                 triangles.size(), barycentrics.size(), stiffnesses.size()}) {
+    if (size != count) archive.Fail("particle", "and the other columns differ in length");
+  }
+  Clear();
+  for (std::size_t k = 0; k < count; ++k) {
+    if (kinds[k] != ParticleKind::kMpm && kinds[k] != ParticleKind::kRigidSample) {
+      archive.Fail("particle_kind", "holds no kind");
+    }
+    const ContactPair pair{kinds[k],      particles[k],   bodies[k],
+                           geometries[k], attachments[k], {triangles[k], barycentrics[k]},
+                           stiffnesses[k]};
+    if (!Insert(pair)) archive.Fail("particle", "lists a pair twice");
+  }
+}
+
 }  // namespace contactlab::penalty

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "formulations/penalty/triangle_mesh.h"
+#include "formulations/state_archive.h"
 #include "mpm/types.h"
 
 namespace contactlab::penalty {
@@ -51,6 +52,9 @@ class AttachmentTable {
   // A kept pair keeps its stiffness.
   void CommitAndPrune(const std::vector<bool>& keep, const std::vector<mpm::Vector3>& relaxed,
                       const std::vector<MeshPoint>& relaxed_mesh);
+  // Saves or loads the pairs in table order (formulations/state_archive.h); loading fails on
+  // a repeated pair. The caller checks the indices against its world.
+  void VisitState(StateArchive& archive);
   void Clear() {
     pairs_.clear();
     index_.clear();

@@ -131,6 +131,32 @@ void PenaltyFormulation::BuildRigidSamples(const World& world) {
   samples_built_ = true;
 }
 
+namespace {
+constexpr int kBoxMeshTriangles = 12;  // TriangleMesh::Box, the only mesh pairs attach to
+}  // namespace
+
+void PenaltyFormulation::VisitState(StateArchive& archive, const World& world) {
+  attachments_.VisitState(archive);
+  used_stiffness_.VisitState(archive);
+  used_rigid_stiffness_.VisitState(archive);
+  used_edge_radius_.VisitState(archive);
+  used_plasticity_.VisitState(archive);
+  used_preconditioner_.VisitState(archive);
+  if (archive.saving()) return;
+  // Every pair must name a particle or sample and a geometry that exist.
+  if (!samples_built_) BuildRigidSamples(world);
+  for (const ContactPair& pair : attachments_.pairs()) {
+    const std::size_t particles = pair.particle_kind == ParticleKind::kMpm ? world.particles.size() : samples_.size();
+    const bool body_exists = pair.body >= 0 && pair.body < static_cast<int>(world.bodies.size());
+    if (pair.particle < 0 || static_cast<std::size_t>(pair.particle) >= particles || !body_exists ||
+        pair.geometry < 0 || pair.geometry >= static_cast<int>(world.bodies[pair.body].geometries.size()) ||
+        !(pair.stiffness > 0.0) || pair.mesh_attachment.triangle < -1 ||
+        pair.mesh_attachment.triangle >= kBoxMeshTriangles) {
+      archive.Fail("attachments/particle", "names a particle, body or geometry this world lacks");
+    }
+  }
+}
+
 std::vector<UsedParameter> PenaltyFormulation::UsedParameters() const {
   std::vector<UsedParameter> used;
   if (options_.contact.particle_stiffness == 0.0 && used_stiffness_.observed()) used.push_back(used_stiffness_.used());

@@ -62,6 +62,8 @@ class PenaltyFormulation final : public Formulation {
   explicit PenaltyFormulation(PenaltyOptions options);
   std::string_view name() const override { return "penalty"; }
   std::vector<UsedParameter> UsedParameters() const override;
+  // The attachment table (each pair's X and k) and the trackers of the "auto" keys.
+  void VisitState(StateArchive& archive, const World& world) override;
 
   const PenaltyStepStatistics& last_step() const { return statistics_; }
   const AttachmentTable& attachments() const { return attachments_; }

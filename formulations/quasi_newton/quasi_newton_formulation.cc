@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numbers>
 #include <sstream>
 #include <tuple>
@@ -529,6 +530,44 @@ double QuasiNewtonFormulation::ContactMargin(const World& world, double dt, doub
       std::max(0.05 * world.grid_spacing, substep * (speeds.max_particle_speed + world.gravity.norm() * dt));
   used_margin_.Observe(margin / world.grid_spacing);
   return margin;
+}
+
+void QuasiNewtonFormulation::VisitState(StateArchive& archive, const World& world) {
+  archive("previous_normal_force", previous_normal_force_);
+  archive("previous_contact_particles", previous_contact_particles_);
+  // The warm-start map, in key order (only looked up, so its order does not matter).
+  std::vector<std::uint64_t> keys;
+  std::vector<Vector3> forces;
+  if (archive.saving()) {
+    std::map<std::uint64_t, Vector3> ordered(previous_contact_force_.begin(), previous_contact_force_.end());
+    for (const auto& [key, force] : ordered) {
+      keys.push_back(key);
+      forces.push_back(force);
+    }
+  }
+  archive("previous_contact_force_keys", keys);
+  archive("previous_contact_forces", forces);
+  used_substeps_.VisitState(archive);
+  used_stiffness_.VisitState(archive);
+  used_margin_.VisitState(archive);
+  used_courant_.VisitState(archive);
+  used_friction_bound_passes_.VisitState(archive);
+  used_friction_bound_outcome_.VisitState(archive);
+  used_stiffness_rule_.VisitState(archive);
+  used_stopping_frame_.VisitState(archive);
+  if (archive.saving()) return;
+  const std::size_t particles = world.particles.size();
+  if (!previous_normal_force_.empty() && previous_normal_force_.size() != particles) {
+    archive.Fail("previous_normal_force", "does not have one entry per particle");
+  }
+  for (const int particle : previous_contact_particles_) {
+    if (particle < 0 || static_cast<std::size_t>(particle) >= previous_normal_force_.size()) {
+      archive.Fail("previous_contact_particles", "names a particle this world lacks");
+    }
+  }
+  if (keys.size() != forces.size()) archive.Fail("previous_contact_forces", "has not one force per key");
+  previous_contact_force_.clear();
+  for (std::size_t k = 0; k < keys.size(); ++k) previous_contact_force_[keys[k]] = forces[k];
 }
 
 std::vector<UsedParameter> QuasiNewtonFormulation::UsedParameters() const {

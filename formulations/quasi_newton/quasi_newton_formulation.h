@@ -246,6 +246,9 @@ class QuasiNewtonFormulation final : public Formulation {
   ~QuasiNewtonFormulation() override;
   std::string_view name() const override { return "quasi_newton"; }
   std::vector<UsedParameter> UsedParameters() const override;
+  // The lagged normal forces and contact forces of the last substep (the stiffness rule's load
+  // and the warm start) and the trackers of the "auto" keys.
+  void VisitState(StateArchive& archive, const World& world) override;
 
   const QuasiNewtonStepStatistics& last_step() const { return statistics_; }
   const QuasiNewtonFormulationOptions& options() const { return options_; }

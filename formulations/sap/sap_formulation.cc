@@ -255,6 +255,15 @@ solvers::SapSolverOptions SapFormulation::SolverOptions(LinearSolver path) {
   return solver;
 }
 
+void SapFormulation::VisitState(StateArchive& archive, const World& /*world*/) {
+  used_margin_.VisitState(archive);
+  used_linear_solver_.VisitState(archive);
+  used_reuse_ratio_.VisitState(archive);
+  used_plasticity_.VisitState(archive);
+  used_free_motion_tangent_.VisitState(archive);
+  used_delassus_.VisitState(archive);
+}
+
 std::vector<UsedParameter> SapFormulation::UsedParameters() const {
   std::vector<UsedParameter> used;
   if (used_margin_.observed()) used.push_back(used_margin_.used());

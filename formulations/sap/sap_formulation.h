@@ -124,6 +124,9 @@ class SapFormulation final : public Formulation {
   explicit SapFormulation(SapOptions options);
   std::string_view name() const override { return "sap"; }
   std::vector<UsedParameter> UsedParameters() const override;
+  // The trackers of the "auto" keys: each step starts from the world alone (the SAP solve
+  // warm-starts from the current velocities, the factorizations from the step's patterns).
+  void VisitState(StateArchive& archive, const World& world) override;
   const SapStepStatistics& last_step() const { return statistics_; }
   const linear_algebra::SparseCholesky& free_motion_factorization() const { return free_motion_cholesky_; }
 

@@ -40,6 +40,7 @@ TEST(SolverSummary, ResidualRatioHandlesVanishingThresholds) {
 class ScriptedFormulation final : public Formulation {
  public:
   std::string_view name() const override { return "scripted"; }
+  void VisitState(StateArchive&, const World&) override {}  // carries nothing between steps
   std::vector<std::pair<SolveKind, SolverSummary>> script;
 
  protected:
