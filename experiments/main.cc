@@ -48,7 +48,7 @@ void OnInterruptSignal(int signal_number) {
 }
 
 // A run stops between steps on SIGINT, SIGTERM, SIGHUP or SIGUSR1, removing its partial file
-// (and, with --checkpoint-on-signal, writing a checkpoint first on SIGUSR1 and SIGTERM).
+// (and, with --checkpoint-on-signal, writing a checkpoint first).
 void InstallRunInterruptHandlers() {
   struct sigaction action {};
   action.sa_handler = OnInterruptSignal;
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   run->add_option("--checkpoint-every", request.checkpoint.every,
                   "Write a checkpoint (RUN.h5.checkpoint) every N steps (200) or wall time (90s, 30min, 2h)");
   run->add_flag("--checkpoint-on-signal", request.checkpoint.on_signal,
-                "On SIGUSR1 or SIGTERM, write a checkpoint at the next step boundary before stopping");
+                "On SIGUSR1, SIGTERM, SIGINT or SIGHUP, write a checkpoint at the next step boundary before stopping");
   run->add_option("--stop-at", request.checkpoint.stop_at,
                   "Write a checkpoint after this step and stop (no run file yet); run again to resume")
       ->check(CLI::NonNegativeNumber);
@@ -117,6 +117,9 @@ int main(int argc, char** argv) {
   CLI::App* sweep_run = sweep->add_subcommand("run", "Run every run of a sweep locally, N at a time");
   sweep_run->add_option("sweep", sweep_file, "Sweep TOML file")->required();
   sweep_run->add_option("--jobs,-j", local.jobs, "Runs at a time")->capture_default_str();
+  sweep_run->add_option("--checkpoint-every", local.checkpoint_every,
+                        "Each run writes a checkpoint every N steps or wall time (30min); a stopped sweep run again "
+                        "resumes its unfinished runs from their checkpoints");
   sweep_run->add_option("--threads-per-run", local.threads_per_run,
                         "OMP_NUM_THREADS of each run (default: cores / jobs unless OMP_NUM_THREADS is set)");
   sweep_run->add_option("--out-dir", sweep_out_dir, "Output folder")->required();
@@ -135,6 +138,12 @@ int main(int argc, char** argv) {
   sweep_slurm->add_option("--time", slurm.time_limit, "Time limit per run")->capture_default_str();
   sweep_slurm->add_option("--mem", slurm.memory, "Memory per run")->capture_default_str();
   sweep_slurm->add_option("--partition", slurm.partition, "Slurm partition (default: the cluster's)");
+  sweep_slurm->add_option("--checkpoint-every", slurm.checkpoint_every, "Each run's checkpoint interval")
+      ->capture_default_str();
+  sweep_slurm
+      ->add_option("--signal-before", slurm.signal_seconds,
+                   "Seconds before the time limit at which a run checkpoints and its task is requeued")
+      ->capture_default_str();
 
   std::string collect_dir, collect_out;
   CLI::App* collect = app.add_subcommand("collect", "Print one CSV row per run of a sweep folder");
@@ -162,8 +171,8 @@ int main(int argc, char** argv) {
       contactlab::experiments::DescribeParameters(describe_scenario, describe_formulation);
     } else if (run->parsed() && !manifest.empty()) {
       InstallRunInterruptHandlers();
-      const auto result =
-          contactlab::experiments::RunManifestEntry(manifest, manifest_index, run_out_dir, request.quiet);
+      const auto result = contactlab::experiments::RunManifestEntry(manifest, manifest_index, run_out_dir,
+                                                                    request.quiet, request.checkpoint);
       if (!result.skipped && result.status == "diverged") {
         std::fprintf(stderr, "contactlab: run diverged (%s); status recorded in %s\n",
                      contactlab::OneLine(result.message).c_str(), result.file.string().c_str());

@@ -219,7 +219,7 @@ void SaveCheckpoint(const ResolvedRun& run, const std::filesystem::path& output_
 
 // Loads a checkpoint into the freshly built run; InputError naming the file for one that
 // belongs to another run or build, or that does not load whole.
-LoopState ResumeFromCheckpoint(const ResolvedRun& run, const std::filesystem::path& path, World& world,
+LoopState ResumeFromCheckpoint(const ResolvedRun& run, const std::filesystem::path& path, int total_steps, World& world,
                                Scenario& scenario, Formulation& formulation, RunRecorder& recorder) {
   StateArchive archive = StateArchive::ForLoading(ReadCheckpoint(path));
   LoopState loop;
@@ -243,6 +243,14 @@ LoopState ResumeFromCheckpoint(const ResolvedRun& run, const std::filesystem::pa
     }
     VisitRunState(archive, world, scenario, formulation, recorder, loop);
     archive.CheckEverythingRead();
+    if (loop.steps_done < 0 || loop.steps_done > total_steps || loop.last_snapshot_step < -1 ||
+        loop.last_snapshot_step > loop.steps_done || !std::isfinite(world.time)) {
+      throw StateArchiveError("its step count, snapshot step or time does not fit a run of " +
+                              std::to_string(total_steps) + " steps");
+    }
+    if (const std::string bad_state = FindNonFiniteState(world); !bad_state.empty()) {
+      throw StateArchiveError("its world is not finite: " + bad_state);
+    }
   } catch (const StateArchiveError& error) {
     throw InputError(path.string() + ": not a usable checkpoint: " + error.what());
   }
@@ -320,7 +328,7 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   if (resume_path) {
     // The state after the checkpoint's step replaces what Build made; the run file keeps
     // its first start time and lists every resume.
-    loop = ResumeFromCheckpoint(run, *resume_path, world, *scenario, *formulation, recorder);
+    loop = ResumeFromCheckpoint(run, *resume_path, total_steps, world, *scenario, *formulation, recorder);
     const std::string resumed = "step " + std::to_string(loop.steps_done) + " at " + UtcNow();
     const std::string earlier = recorder.root_attribute("resumed");
     recorder.SetRootAttribute("resumed", earlier.empty() ? resumed : earlier + "; " + resumed);
@@ -343,8 +351,7 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   bool abandoned_step = false;  // the world holds a half-done step
   for (int step = static_cast<int>(loop.steps_done) + 1; step <= total_steps; ++step) {
     if (const int signal_number = interrupt_signal.load()) {
-      const bool checkpoint_first = checkpoint.on_signal && (signal_number == SIGUSR1 || signal_number == SIGTERM);
-      if (!checkpoint_first) throw Interrupted(signal_number);
+      if (!checkpoint.on_signal) throw Interrupted(signal_number);
       SaveCheckpoint(run, output_path, world, *scenario, *formulation, recorder, loop, segment_seconds());
       throw Interrupted(signal_number, CheckpointPath(output_path).string());
     }

@@ -13,8 +13,9 @@ namespace contactlab::experiments {
 // When a run writes checkpoints (experiments/checkpoint.h) and where it resumes from.
 struct CheckpointOptions {
   std::string every;  // --checkpoint-every: "" (never), steps ("200") or wall time ("30min")
-  // --checkpoint-on-signal: SIGUSR1 or SIGTERM writes a checkpoint at the next step boundary
-  // before the run stops (a batch system's warning before its time limit).
+  // --checkpoint-on-signal: a stop signal (SIGUSR1, a batch system's warning before its time
+  // limit; SIGTERM, SIGINT, SIGHUP) writes a checkpoint at the next step boundary before the
+  // run stops.
   bool on_signal = false;
   // --resume: the checkpoint to resume from; empty resumes from the run file's own
   // checkpoint when there is one.

@@ -18,6 +18,13 @@ struct SlurmOptions {
   std::string time_limit = "02:00:00";  // per task, Slurm's D-HH:MM:SS forms
   std::string memory = "4G";            // per task
   std::string partition;                // empty: the cluster's default
+  // Each run's --checkpoint-every: a node lost mid-run costs at most this much.
+  std::string checkpoint_every = "30min";
+  // Seconds before the time limit at which Slurm signals the task (--signal=B:USR1@N): the run
+  // writes a checkpoint at its next step boundary, stops, and the task is requeued to resume.
+  // It must exceed the longest step plus the checkpoint's write time; Slurm may signal up to a
+  // minute earlier than asked.
+  int signal_seconds = 300;
 };
 
 // The script text for `run_count` manifest lines.

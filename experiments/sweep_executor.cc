@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "experiments/checkpoint.h"
 #include "experiments/collect.h"
 #include "experiments/file_safety.h"
 #include "experiments/run_driver.h"
@@ -50,11 +51,13 @@ void InstallStopHandlers() {
   for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal_number, &action, nullptr);
 }
 
-// Starts `contactlab run --manifest M --index I --out-dir D --quiet` with stdout and stderr
+// Starts `contactlab run --manifest M --index I --out-dir D --quiet --checkpoint-on-signal`
+// (and --checkpoint-every when the sweep sets it) with stdout and stderr
 // going to the file `log_name` of `logs`, created afresh (a file or symbolic link already
 // there is removed, never followed or truncated).
 pid_t SpawnRun(const std::filesystem::path& executable, const std::filesystem::path& manifest, int index,
-               const std::filesystem::path& out_dir, const Subfolder& logs, const std::string& log_name) {
+               const std::filesystem::path& out_dir, const std::string& checkpoint_every, const Subfolder& logs,
+               const std::string& log_name) {
   const int log_descriptor = logs.CreateFreshFile(log_name);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -72,7 +75,11 @@ pid_t SpawnRun(const std::filesystem::path& executable, const std::filesystem::p
   const std::string index_text = std::to_string(index);
   std::vector<std::string> arguments = {
       executable.string(), "run",       "--manifest",     manifest.string(), "--index",
-      index_text,          "--out-dir", out_dir.string(), "--quiet"};
+      index_text,          "--out-dir", out_dir.string(), "--quiet",         "--checkpoint-on-signal"};
+  if (!checkpoint_every.empty()) {
+    arguments.push_back("--checkpoint-every");
+    arguments.push_back(checkpoint_every);
+  }
   std::vector<char*> argv;
   for (std::string& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
@@ -104,6 +111,7 @@ double WallSeconds(const RunRecord& record, double fallback) {
 int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& options) {
   if (options.jobs < 1) throw InputError("-j: must be at least 1, got " + std::to_string(options.jobs));
   if (options.threads_per_run < 0) throw InputError("--threads-per-run: must be >= 0");
+  if (!options.checkpoint_every.empty()) ParseCheckpointInterval(options.checkpoint_every);
   std::vector<std::string> warnings;
   const std::vector<ManifestEntry> entries = ExpandSweep(sweep, &warnings);
   for (const std::string& warning : warnings)
@@ -184,8 +192,8 @@ int RunSweepLocally(const SweepDefinition& sweep, const LocalExecutorOptions& op
       queue.pop_front();
       const ManifestEntry& entry = entries[index];
       const std::string log_name = std::to_string(index) + "_" + entry.run_id + ".log";
-      running[SpawnRun(executable, manifest, index, out_dir, logs, log_name)] = {index, Clock::now(),
-                                                                                 logs.path() / log_name};
+      running[SpawnRun(executable, manifest, index, out_dir, options.checkpoint_every, logs, log_name)] = {
+          index, Clock::now(), logs.path() / log_name};
     }
     // Wait for one child and record what it left. The wait polls (every 0.1 s) rather than
     // blocks, so a stop signal that lands just before it is still seen at once.

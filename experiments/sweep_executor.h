@@ -14,6 +14,9 @@ struct LocalExecutorOptions {
   int threads_per_run = 0;        // OMP_NUM_THREADS of each run; 0: cores / jobs (at least 1),
                                   // unless OMP_NUM_THREADS is already set
   std::filesystem::path out_dir;  // manifest.jsonl, <run_id>.h5, logs/, results.csv
+  // Each run's --checkpoint-every ("" for none). Runs always checkpoint when the sweep is
+  // stopped by a signal, so a sweep run again resumes its unfinished runs.
+  std::string checkpoint_every;
 };
 
 // Returns the number of runs that did not finish with status ok.

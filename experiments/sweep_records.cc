@@ -100,7 +100,8 @@ bool IsRunComplete(const std::filesystem::path& out_dir, const ResolvedRun& run)
 }
 
 ManifestRunResult RunManifestEntry(const std::filesystem::path& manifest, int index,
-                                   const std::filesystem::path& out_dir, bool quiet) {
+                                   const std::filesystem::path& out_dir, bool quiet,
+                                   const CheckpointOptions& checkpoint) {
   // A line that cannot be read has no run_id to record a failure under.
   const ManifestEntry entry = ReadManifestEntry(manifest, index);
   EnsureWritableFolder(out_dir, "output folder");
@@ -117,7 +118,12 @@ ManifestRunResult RunManifestEntry(const std::filesystem::path& manifest, int in
                    record.status.c_str());
       return result;
     }
-    const RunOutcome outcome = ExecuteResolvedRun(run, result.file.string(), quiet);
+    const RunOutcome outcome = ExecuteResolvedRun(run, result.file.string(), quiet, checkpoint);
+    if (outcome.status == RunStatus::kStopped) {
+      result.status = "stopped";
+      result.message = outcome.message;
+      return result;  // not complete: the next attempt resumes it
+    }
     result.status = outcome.status == RunStatus::kOk ? "ok" : "diverged";
     result.message = outcome.message;
   } catch (const InputError& error) {

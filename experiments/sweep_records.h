@@ -49,7 +49,9 @@ struct ManifestRunResult {
 // `contactlab run --manifest M --index I --out-dir DIR`: resolves line I, skips it when
 // complete, else runs it into DIR/<run_id>.h5. A failure before the run file exists writes
 // DIR/<run_id>.failed.json and rethrows (InputError for bad input).
+// A run that was stopped with a checkpoint resumes from it (ExecuteResolvedRun).
 ManifestRunResult RunManifestEntry(const std::filesystem::path& manifest, int index,
-                                   const std::filesystem::path& out_dir, bool quiet);
+                                   const std::filesystem::path& out_dir, bool quiet,
+                                   const CheckpointOptions& checkpoint = {});
 
 }  // namespace contactlab::experiments

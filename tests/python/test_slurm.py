@@ -13,13 +13,19 @@ the account with sacctmgr and polls jobs with sacct, which need Slurm's accounti
 import os
 import shutil
 import subprocess
+import threading
 
+import h5py
 import pytest
 
 from conftest import REPO_ROOT
+from test_checkpoint import assert_same_datasets
 from test_sweeps import SCENE, read_csv, snakefile_tree
 
 SLURM_LOCAL = REPO_ROOT / "scripts" / "slurm-local"
+
+# ball_on_slope under sap at its scene file on a finer grid, for about 45 s of one core.
+REQUEUE_SETTINGS = {"duration": 1.0, "grid_spacing": 0.1}
 
 SWEEP = f"""
 [sweep]
@@ -90,3 +96,56 @@ def test_snakefile_submits_its_runs_to_slurm(contactlab_bin, slurm_cluster, tmp_
     assert result.stderr.count("with external jobid") == 3, result.stderr[-3000:]
     rows = read_csv((work / "results" / "sweeps" / "cluster" / "results.csv").read_text())
     assert [row["status"] for row in rows] == ["ok", "ok", "ok"]
+
+
+def test_a_task_past_its_time_limit_checkpoints_requeues_and_resumes_bit_for_bit(contactlab_bin, slurm_cluster,
+                                                                                   tmp_path):
+    # A run of about 45 s under a one-minute limit, signalled 55 s before it: Slurm's
+    # time-limit check (every 30 s) signals each attempt 5-35 s in, the run writes a checkpoint
+    # and stops, the script requeues the task, and the next attempt resumes.
+    sweep = tmp_path / "long.toml"
+    base = "".join(f"{key} = {value}\n" for key, value in REQUEUE_SETTINGS.items())
+    sweep.write_text(f'[sweep]\nname = "long"\nscenario = "ball_on_slope"\nconfig = "{SCENE}"\n\n'
+                     f'[base]\n{base}\n[[zip]]\nformulation = ["sap"]\n')
+    # The uninterrupted run, on the other core meanwhile.
+    straight = tmp_path / "straight.h5"
+    settings = [argument for key, value in REQUEUE_SETTINGS.items() for argument in ("--set", f"{key}={value}")]
+    reference = subprocess.Popen([contactlab_bin, "run", "ball_on_slope", "-f", "sap", "-c", str(SCENE), *settings,
+                                  "--quiet", "-o", str(straight)],
+                                 env=dict(os.environ, OMP_NUM_THREADS="1", OMP_THREAD_LIMIT="1"))
+    out = tmp_path / "out"
+    subprocess.run([contactlab_bin, "sweep", "slurm", str(sweep), "--out-dir", str(out), "--cpus-per-task", "1",
+                    "--time", "1", "--mem", "2G", "--signal-before", "55"], check=True, capture_output=True,
+                   env=slurm_cluster)
+    # Slurm holds a requeued job for two minutes before it may start again; the test releases it
+    # at once (scontrol update StartTime=now), which changes when the attempt starts, not what it does.
+    done = threading.Event()
+
+    def release_requeued_jobs():
+        while not done.wait(1.0):
+            pending = subprocess.run(["squeue", "-h", "-o", "%i %r"], capture_output=True, text=True,
+                                     env=slurm_cluster).stdout.split("\n")
+            for job, _, reason in (line.partition(" ") for line in pending if line):
+                if reason == "BeginTime":
+                    subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], env=slurm_cluster,
+                                   capture_output=True)
+
+    releaser = threading.Thread(target=release_requeued_jobs)
+    releaser.start()
+    try:
+        submitted = subprocess.run(["sbatch", "--wait", str(out / "sweep.slurm")], capture_output=True, text=True,
+                                   env=slurm_cluster, timeout=900)
+    finally:
+        done.set()
+        releaser.join()
+    assert submitted.returncode == 0, submitted.stderr
+    (log,) = (out / "logs").glob("slurm-*_0.log")
+    attempts = log.read_text().count("requeueing task 0")
+    assert attempts >= 1, log.read_text()[-2000:]
+    (run_file,) = out.glob("*.h5")
+
+    assert reference.wait(timeout=600) == 0
+    assert_same_datasets(straight, run_file)
+    with h5py.File(run_file, "r") as f:
+        assert f.attrs["resumed"].count("step ") == attempts
+    print(f"requeued {attempts} time(s); log:\n{log.read_text()}")

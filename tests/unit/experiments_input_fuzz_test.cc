@@ -1,5 +1,5 @@
 // A fuzz test of every reader of outside input: scene TOML files, sweep files, manifest
-// lines and run files. Inputs are the repository's own files mutated at random (bytes
+// lines, run files and checkpoints. Inputs are the repository's own files mutated at random (bytes
 // flipped, inserted, deleted, duplicated, spliced with another file, or replaced by TOML and
 // JSON tokens, deep nesting and extreme numbers) plus purely random bytes. Each must be
 // accepted or rejected with an InputError (a runtime_error for run files) whose message is
@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -21,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include "experiments/checkpoint.h"
 #include "experiments/config.h"
 #include "experiments/run_driver.h"
 #include "experiments/run_file.h"
@@ -352,6 +354,47 @@ TEST_F(InputFuzz, RunFiles) {
   });
   std::printf("run_file: the HDF5 library crashed on %d inputs and hung on %d\n", crashed, hung);
   EXPECT_GT(tally.rejected, 0);
+}
+
+// Checkpoints of short runs (penalty's attachment table, quasi_newton's lagged forces), resumed
+// for one step. Every other input has its digest recomputed, so that what a damaged file never
+// reaches, the record table and each component's loader, meets hostile bytes too.
+TEST_F(InputFuzz, Checkpoints) {
+  for (const char* formulation : {"penalty", "quasi_newton"}) {
+    ParameterSet parameters = DeclareParameters("rolling_sphere", formulation);
+    ApplyOverrides(FindScenario("rolling_sphere").short_run, parameters);
+    parameters.Set("duration", ParameterValue{3.0 * parameters.GetDouble("dt")}, "test");
+    const ResolvedRun run = FinishResolution("rolling_sphere", formulation, std::move(parameters));
+    const fs::path seed_run = directory_ / (std::string(formulation) + "_seed.h5");
+    CheckpointOptions stop;
+    stop.stop_at = 1;
+    ASSERT_EQ(ExecuteResolvedRun(run, seed_run.string(), true, stop).status, RunStatus::kStopped);
+    const std::vector<std::string> corpus = {ReadBytes(CheckpointPath(seed_run))};
+    const std::vector<std::string> tokens = {std::string(8, '\0'),
+                                             std::string(8, '\xff'),
+                                             "CLCKPT1\n",
+                                             "world/particles/position",
+                                             "formulation/attachments/particle",
+                                             std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8)};
+    const fs::path file = directory_ / "fuzzed.checkpoint";
+    const fs::path out = directory_ / "resumed.h5";
+    std::int64_t count = 0;
+    const FuzzTally tally =
+        Fuzz<InputError>(std::string("checkpoint_") + formulation, corpus, tokens, [&](const std::string& input) {
+          std::string bytes = input;
+          if (count++ % 2 == 1 && bytes.size() >= 8) {
+            const std::uint64_t digest = CheckpointDigest(std::string_view(bytes).substr(0, bytes.size() - 8));
+            std::memcpy(bytes.data() + bytes.size() - 8, &digest, 8);
+          }
+          WriteBytes(file, bytes);
+          RemoveCheckpoints(out);
+          CheckpointOptions resume;
+          resume.resume = file.string();
+          resume.stop_at = 2;
+          ExecuteResolvedRun(run, out.string(), true, resume);
+        });
+    EXPECT_GT(tally.rejected, 0);
+  }
 }
 
 }  // namespace
