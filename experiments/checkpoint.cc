@@ -87,7 +87,7 @@ std::optional<std::filesystem::path> FindCheckpoint(const std::filesystem::path&
   return std::nullopt;
 }
 
-void WriteCheckpoint(const std::filesystem::path& run_file, const StateArchive::Records& records) {
+std::size_t WriteCheckpoint(const std::filesystem::path& run_file, const StateArchive::Records& records) {
   std::string bytes(kMagic, sizeof(kMagic));
   AppendWord(bytes, records.size());
   for (const auto& [name, record] : records) {
@@ -112,6 +112,7 @@ void WriteCheckpoint(const std::filesystem::path& run_file, const StateArchive::
     RemoveStaleFile(partial);
     throw InputError(current.string() + ": cannot write the checkpoint: " + error.message());
   }
+  return bytes.size();
 }
 
 StateArchive::Records ReadCheckpoint(const std::filesystem::path& path) {

@@ -33,8 +33,9 @@ std::filesystem::path PreviousCheckpointPath(const std::filesystem::path& run_fi
 std::optional<std::filesystem::path> FindCheckpoint(const std::filesystem::path& run_file);
 
 // Writes `records` as the current checkpoint of `run_file`, the current one becoming the
-// previous one. Throws InputError when the folder cannot take it (full disk).
-void WriteCheckpoint(const std::filesystem::path& run_file, const StateArchive::Records& records);
+// previous one; returns its size in bytes. Throws InputError when the folder cannot take it
+// (full disk).
+std::size_t WriteCheckpoint(const std::filesystem::path& run_file, const StateArchive::Records& records);
 
 // The records of the checkpoint file `path`; InputError naming it when it is not a whole
 // checkpoint (wrong magic, truncated, digest mismatch, malformed record table).

@@ -203,8 +203,12 @@ void VisitRunState(StateArchive& archive, World& world, Scenario& scenario, Form
   recorder.VisitState(archive);
 }
 
+// Writes the checkpoint and, unless quiet, says so on standard error with its size and the
+// seconds it took (what a checkpoint interval costs).
 void SaveCheckpoint(const ResolvedRun& run, const std::filesystem::path& output_path, World& world, Scenario& scenario,
-                    Formulation& formulation, RunRecorder& recorder, LoopState loop, double segment_wall_seconds) {
+                    Formulation& formulation, RunRecorder& recorder, LoopState loop, double segment_wall_seconds,
+                    bool quiet) {
+  const auto start = std::chrono::steady_clock::now();
   loop.earlier_wall_seconds += segment_wall_seconds;
   StateArchive archive = StateArchive::ForSaving();
   {
@@ -214,7 +218,14 @@ void SaveCheckpoint(const ResolvedRun& run, const std::filesystem::path& output_
     archive("configuration", configuration);
   }
   VisitRunState(archive, world, scenario, formulation, recorder, loop);
-  WriteCheckpoint(output_path, archive.records());
+  const std::size_t bytes = WriteCheckpoint(output_path, archive.records());
+  if (!quiet) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char line[160];
+    std::snprintf(line, sizeof(line), "contactlab: checkpoint after step %lld: %.1f MB in %.2f s\n",
+                  static_cast<long long>(loop.steps_done), bytes / 1.0e6, seconds);
+    std::cerr << line << std::flush;
+  }
 }
 
 // Loads a checkpoint into the freshly built run; InputError naming the file for one that
@@ -352,7 +363,7 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   for (int step = static_cast<int>(loop.steps_done) + 1; step <= total_steps; ++step) {
     if (const int signal_number = interrupt_signal.load()) {
       if (!checkpoint.on_signal) throw Interrupted(signal_number);
-      SaveCheckpoint(run, output_path, world, *scenario, *formulation, recorder, loop, segment_seconds());
+      SaveCheckpoint(run, output_path, world, *scenario, *formulation, recorder, loop, segment_seconds(), quiet);
       throw Interrupted(signal_number, CheckpointPath(output_path).string());
     }
     const auto step_start = std::chrono::steady_clock::now();
@@ -388,7 +399,7 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
                              checkpoint_every.seconds;
     const bool stop_here = step == checkpoint.stop_at && step < total_steps;
     if ((by_steps || by_time || stop_here) && step < total_steps) {
-      SaveCheckpoint(run, output_path, world, *scenario, *formulation, recorder, loop, segment_seconds());
+      SaveCheckpoint(run, output_path, world, *scenario, *formulation, recorder, loop, segment_seconds(), quiet);
       last_checkpoint = std::chrono::steady_clock::now();
     }
     if (stop_here) {

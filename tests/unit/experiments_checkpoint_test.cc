@@ -24,6 +24,9 @@
 #include "experiments/scenario.h"
 #include "formulations/state_archive.h"
 #include "registry/registered_formulations.h"
+#ifdef CONTACTLAB_WITH_CUDA
+#include "formulations/quasi_newton/cuda/cuda_quasi_newton_solver.h"
+#endif
 
 namespace contactlab::experiments {
 namespace {
@@ -273,44 +276,25 @@ bool IsWallTimeRecord(const std::string& name) {
   return false;
 }
 
-ResolvedRun ShortRun(const std::string& scenario_name, const std::string& formulation, int extra_steps, int* steps) {
+ResolvedRun ShortRun(const std::string& scenario_name, const std::string& formulation, int extra_steps, int* steps,
+                     const std::vector<std::string>& overrides = {}) {
   const ScenarioInfo& info = FindScenario(scenario_name);
   ParameterSet parameters = DeclareParameters(scenario_name, formulation);
   ApplyOverrides(info.short_run, parameters);
+  ApplyOverrides(overrides, parameters);
   const double dt = parameters.GetDouble("dt");
   *steps = std::max(2, static_cast<int>(std::llround(parameters.GetDouble("duration") / dt)));
   parameters.Set("duration", ParameterValue{(*steps + extra_steps) * dt}, "test");
   return FinishResolution(scenario_name, formulation, std::move(parameters));
 }
 
-struct Cell {
-  std::string scenario;
-  std::string formulation;
-};
-
-std::vector<Cell> AllCells() {
-  std::vector<Cell> cells;
-  for (const ScenarioInfo& scenario : RegisteredScenarios()) {
-    for (const FormulationInfo& formulation : RegisteredFormulations()) {
-      cells.push_back({scenario.name, formulation.name});
-    }
-  }
-  return cells;
-}
-
-void PrintTo(const Cell& cell, std::ostream* out) {
-  *out << cell.scenario << " under " << cell.formulation;
-}
-
-class BitwiseResume : public ::testing::TestWithParam<Cell> {};
-
 // The scenario's short run (n steps, the conformance test's), one step longer so that step n
 // can end on a checkpoint: straight to n, against stopped at n/2 and resumed to n.
-TEST_P(BitwiseResume, StoppedAndResumedRunEndsInTheSameState) {
-  const Cell& cell = GetParam();
+void ExpectBitwiseResume(const std::string& scenario, const std::string& formulation,
+                         const std::vector<std::string>& overrides = {}) {
   int steps = 0;
-  const ResolvedRun run = ShortRun(cell.scenario, cell.formulation, 1, &steps);
-  const fs::path folder = FreshFolder(cell.scenario + "_" + cell.formulation);
+  const ResolvedRun run = ShortRun(scenario, formulation, 1, &steps, overrides);
+  const fs::path folder = FreshFolder(scenario + "_" + formulation);
   const fs::path straight = folder / "straight.h5", resumed = folder / "resumed.h5";
 
   CheckpointOptions options;
@@ -338,10 +322,57 @@ TEST_P(BitwiseResume, StoppedAndResumedRunEndsInTheSameState) {
   fs::remove_all(folder);
 }
 
+struct Cell {
+  std::string scenario;
+  std::string formulation;
+};
+
+std::vector<Cell> AllCells() {
+  std::vector<Cell> cells;
+  for (const ScenarioInfo& scenario : RegisteredScenarios()) {
+    for (const FormulationInfo& formulation : RegisteredFormulations()) {
+      cells.push_back({scenario.name, formulation.name});
+    }
+  }
+  return cells;
+}
+
+void PrintTo(const Cell& cell, std::ostream* out) {
+  *out << cell.scenario << " under " << cell.formulation;
+}
+
+class BitwiseResume : public ::testing::TestWithParam<Cell> {};
+
+TEST_P(BitwiseResume, StoppedAndResumedRunEndsInTheSameState) {
+  ExpectBitwiseResume(GetParam().scenario, GetParam().formulation);
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryScenarioUnderEveryFormulation, BitwiseResume, ::testing::ValuesIn(AllCells()),
                          [](const ::testing::TestParamInfo<Cell>& info) {
                            return info.param.scenario + "__" + info.param.formulation;
                          });
+
+// quasi_newton's device paths: the host replay of its CUDA kernels here, the CUDA device where
+// the build has one and a device is present.
+class DeviceBackendResume : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeviceBackendResume, StoppedAndResumedRunEndsInTheSameState) {
+  const std::string backend = GetParam();
+  if (backend == "cuda") {
+#ifdef CONTACTLAB_WITH_CUDA
+    std::string reason;
+    if (!quasi_newton::CudaDeviceAvailable(&reason)) GTEST_SKIP() << "no CUDA device: " << reason;
+#else
+    GTEST_SKIP() << "built without CUDA";
+#endif
+  }
+  for (const char* scenario : {"ball_on_slope", "squeezed_cube", "close_lift_shake"}) {
+    SCOPED_TRACE(scenario);
+    ExpectBitwiseResume(scenario, "quasi_newton", {"quasi_newton.backend=" + backend});
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(QuasiNewton, DeviceBackendResume, ::testing::Values("emulated", "cuda"));
 
 TEST(Resume, RefusesACheckpointOfAnotherConfigurationInOneLine) {
   const fs::path folder = FreshFolder("refuse");
