@@ -203,6 +203,68 @@ void VisitRunState(StateArchive& archive, World& world, Scenario& scenario, Form
   recorder.VisitState(archive);
 }
 
+// When the loop writes a checkpoint: every N steps, every so many wall seconds since the last
+// one, and after the --stop-at step; never after the last step, which the run file follows.
+class CheckpointSchedule {
+ public:
+  CheckpointSchedule(const CheckpointOptions& options, int total_steps)
+      : interval_(options.every.empty() ? CheckpointInterval{} : ParseCheckpointInterval(options.every)),
+        stop_at_(options.stop_at),
+        total_steps_(total_steps),
+        last_written_(std::chrono::steady_clock::now()) {}
+  bool StopsAfter(int step) const { return step == stop_at_ && step < total_steps_; }
+  bool DueAfter(int step) const {
+    if (step >= total_steps_) return false;
+    const double since_last = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_written_).count();
+    return (interval_.steps > 0 && step % interval_.steps == 0) ||
+           (interval_.seconds > 0.0 && since_last >= interval_.seconds) || StopsAfter(step);
+  }
+  void Written() { last_written_ = std::chrono::steady_clock::now(); }
+
+ private:
+  CheckpointInterval interval_;
+  int stop_at_;
+  int total_steps_;
+  std::chrono::steady_clock::time_point last_written_;
+};
+
+// What the run file says of the run before its first step: the root attributes, the
+// configuration, the scenario's series and the bodies.
+void DescribeRun(const ResolvedRun& run, const World& world, Scenario& scenario, RunRecorder& recorder) {
+  recorder.SetRootAttribute("schema", "contactlab-run/1");
+  recorder.SetRootAttribute("run_id", run.run_id);
+  recorder.SetRootAttribute("scenario", run.scenario);
+  recorder.SetRootAttribute("formulation", run.formulation);
+  recorder.SetRootAttribute("git_commit", CONTACTLAB_GIT_COMMIT);
+  recorder.SetRootAttribute("compiler", CONTACTLAB_COMPILER);
+  // The thread budget the timings were taken under: OpenMP's default team size and the
+  // process-wide bound (OMP_THREAD_LIMIT; without it CHOLMOD's supernodal factorization
+  // runs four threads whatever OMP_NUM_THREADS says, sweep_executor.cc).
+  recorder.SetRootAttribute("omp_max_threads", std::to_string(omp_get_max_threads()));
+  recorder.SetRootAttribute("omp_thread_limit", std::to_string(omp_get_thread_limit()));
+  // The build of the MPM transfer kernels this CPU takes (mpm/transfers.h): two machines that
+  // take different builds give results that differ by round-off.
+  recorder.SetRootAttribute("transfer_kernels", mpm::TransferKernelBuild());
+  recorder.SetRootAttribute("started_utc", UtcNow());
+  recorder.SetConfiguration(run.toml, run.parameters);
+  scenario.DeclareObservables(recorder);
+  recorder.SetBodies(DescribeBodies(world));
+}
+
+// Prints the values the scenario and the formulation derived for their "auto" keys.
+void PrintUsedParameters(const std::vector<UsedParameter>& used) {
+  for (const UsedParameter& parameter : used) {
+    std::cout << "used " << parameter.key << " = ";
+    if (!parameter.choice.empty()) {
+      std::cout << parameter.choice;
+    } else {
+      std::cout << parameter.value;
+      if (parameter.smallest != parameter.value) std::cout << " (smallest " << parameter.smallest << ")";
+    }
+    std::cout << ": " << parameter.rule << "\n";
+  }
+}
+
 // Writes the checkpoint and, unless quiet, says so on standard error with its size and the
 // seconds it took (what a checkpoint interval costs).
 void SaveCheckpoint(const ResolvedRun& run, const std::filesystem::path& output_path, World& world, Scenario& scenario,
@@ -276,10 +338,9 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   // then build the world and the formulation (Build may still reject combinations of keys):
   // every input error is found before the simulation, and before the configuration echo.
   const ParameterSet& parameters = run.parameters;
-  const std::string& resolved = run.toml;
-  const std::string& run_id = run.run_id;
-  const CheckpointInterval checkpoint_every =
-      checkpoint.every.empty() ? CheckpointInterval{} : ParseCheckpointInterval(checkpoint.every);
+  const double dt = parameters.GetDouble("dt");
+  const int total_steps = std::max(1, static_cast<int>(std::llround(parameters.GetDouble("duration") / dt)));
+  CheckpointSchedule schedule(checkpoint, total_steps);
   std::optional<std::filesystem::path> resume_path;
   if (!checkpoint.resume.empty()) {
     RequireReadableFile(checkpoint.resume, "checkpoint (--resume)");
@@ -295,7 +356,7 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   FormulationConfig formulation_config{run.formulation, parameters};
   std::unique_ptr<Formulation> formulation = MakeFormulation(formulation_config);
   formulation->set_log_iterations(parameters.GetBool("output.log_iterations"));
-  if (!quiet) std::cout << resolved << std::flush;
+  if (!quiet) std::cout << run.toml << std::flush;
   // OMP_NUM_THREADS alone does not bind CHOLMOD's num_threads(4) (sweep_executor.cc sets the
   // limit for the runs it starts; a run started by hand has only what its caller set).
   if (!quiet && std::getenv("OMP_NUM_THREADS") != nullptr && omp_get_thread_limit() > omp_get_max_threads()) {
@@ -303,31 +364,11 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
               << " without OMP_THREAD_LIMIT: CHOLMOD's factorizations still run 4 threads; set OMP_THREAD_LIMIT="
               << omp_get_max_threads() << " as well for timings at that thread count\n";
   }
-  const double dt = parameters.GetDouble("dt");
-  const double duration = parameters.GetDouble("duration");
-  const int total_steps = std::max(1, static_cast<int>(std::llround(duration / dt)));
   const std::int64_t snapshot_every = parameters.GetInt("output.snapshot_every");
   const SnapshotFields snapshot_fields = ParseSnapshotFields(parameters.GetString("output.snapshot_fields"));
 
   // 2. Record.
-  recorder.SetRootAttribute("schema", "contactlab-run/1");
-  recorder.SetRootAttribute("run_id", run_id);
-  recorder.SetRootAttribute("scenario", run.scenario);
-  recorder.SetRootAttribute("formulation", run.formulation);
-  recorder.SetRootAttribute("git_commit", CONTACTLAB_GIT_COMMIT);
-  recorder.SetRootAttribute("compiler", CONTACTLAB_COMPILER);
-  // The thread budget the timings were taken under: OpenMP's default team size and the
-  // process-wide bound (OMP_THREAD_LIMIT; without it CHOLMOD's supernodal factorization
-  // runs four threads whatever OMP_NUM_THREADS says, sweep_executor.cc).
-  recorder.SetRootAttribute("omp_max_threads", std::to_string(omp_get_max_threads()));
-  recorder.SetRootAttribute("omp_thread_limit", std::to_string(omp_get_thread_limit()));
-  // The build of the MPM transfer kernels this CPU takes (mpm/transfers.h): two machines that
-  // take different builds give results that differ by round-off.
-  recorder.SetRootAttribute("transfer_kernels", mpm::TransferKernelBuild());
-  recorder.SetRootAttribute("started_utc", UtcNow());
-  recorder.SetConfiguration(resolved, parameters);
-  scenario->DeclareObservables(recorder);
-  recorder.SetBodies(DescribeBodies(world));
+  DescribeRun(run, world, *scenario, recorder);
   // Snapshots: step 0, every `snapshot_every` steps, and the last completed step (also when
   // the run diverged on a non-finite state, which is then written as is). A step the
   // formulation abandoned mid-way (SimulationDiverged) leaves no consistent state to write.
@@ -355,15 +396,18 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   RunOutcome outcome;
   outcome.steps = static_cast<int>(loop.steps_done);
   const auto run_start = std::chrono::steady_clock::now();
-  auto last_checkpoint = run_start;
   const auto segment_seconds = [&run_start] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+  };
+  const auto save_checkpoint = [&] {
+    SaveCheckpoint(run, output_path, world, *scenario, *formulation, recorder, loop, segment_seconds(), quiet);
+    schedule.Written();
   };
   bool abandoned_step = false;  // the world holds a half-done step
   for (int step = static_cast<int>(loop.steps_done) + 1; step <= total_steps; ++step) {
     if (const int signal_number = interrupt_signal.load()) {
       if (!checkpoint.on_signal) throw Interrupted(signal_number);
-      SaveCheckpoint(run, output_path, world, *scenario, *formulation, recorder, loop, segment_seconds(), quiet);
+      save_checkpoint();
       throw Interrupted(signal_number, CheckpointPath(output_path).string());
     }
     const auto step_start = std::chrono::steady_clock::now();
@@ -393,16 +437,8 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
     scenario->Observe(world, report, recorder);
     if (snapshot_every > 0 && step % snapshot_every == 0) take_snapshot(step);
     progress.Update(world.time, step, total_steps);
-    const bool by_steps = checkpoint_every.steps > 0 && step % checkpoint_every.steps == 0;
-    const bool by_time = checkpoint_every.seconds > 0.0 &&
-                         std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint).count() >=
-                             checkpoint_every.seconds;
-    const bool stop_here = step == checkpoint.stop_at && step < total_steps;
-    if ((by_steps || by_time || stop_here) && step < total_steps) {
-      SaveCheckpoint(run, output_path, world, *scenario, *formulation, recorder, loop, segment_seconds(), quiet);
-      last_checkpoint = std::chrono::steady_clock::now();
-    }
-    if (stop_here) {
+    if (schedule.DueAfter(step)) save_checkpoint();
+    if (schedule.StopsAfter(step)) {
       outcome.status = RunStatus::kStopped;
       outcome.message =
           "stopped after step " + std::to_string(step) + "; checkpoint " + CheckpointPath(output_path).string();
@@ -420,18 +456,7 @@ RunOutcome ExecuteResolvedRun(const ResolvedRun& run, const std::string& output_
   std::vector<UsedParameter> used = scenario->UsedParameters();
   for (UsedParameter& parameter : formulation->UsedParameters()) used.push_back(std::move(parameter));
   recorder.SetUsedParameters(used);
-  if (!quiet) {
-    for (const UsedParameter& parameter : used) {
-      std::cout << "used " << parameter.key << " = ";
-      if (!parameter.choice.empty()) {
-        std::cout << parameter.choice;
-      } else {
-        std::cout << parameter.value;
-        if (parameter.smallest != parameter.value) std::cout << " (smallest " << parameter.smallest << ")";
-      }
-      std::cout << ": " << parameter.rule << "\n";
-    }
-  }
+  if (!quiet) PrintUsedParameters(used);
   scenario->Summarize(recorder);
   const std::string status = outcome.status == RunStatus::kOk ? "ok" : "diverged";
   recorder.Finish(status, outcome.message, outcome.steps, outcome.wall_seconds);

@@ -23,6 +23,7 @@
 #include "experiments/run_driver.h"
 #include "experiments/scenario.h"
 #include "formulations/state_archive.h"
+#include "matrix_cells.h"
 #include "registry/registered_formulations.h"
 #ifdef CONTACTLAB_WITH_CUDA
 #include "formulations/quasi_newton/cuda/cuda_quasi_newton_solver.h"
@@ -322,35 +323,14 @@ void ExpectBitwiseResume(const std::string& scenario, const std::string& formula
   fs::remove_all(folder);
 }
 
-struct Cell {
-  std::string scenario;
-  std::string formulation;
-};
-
-std::vector<Cell> AllCells() {
-  std::vector<Cell> cells;
-  for (const ScenarioInfo& scenario : RegisteredScenarios()) {
-    for (const FormulationInfo& formulation : RegisteredFormulations()) {
-      cells.push_back({scenario.name, formulation.name});
-    }
-  }
-  return cells;
-}
-
-void PrintTo(const Cell& cell, std::ostream* out) {
-  *out << cell.scenario << " under " << cell.formulation;
-}
-
-class BitwiseResume : public ::testing::TestWithParam<Cell> {};
+class BitwiseResume : public ::testing::TestWithParam<MatrixCell> {};
 
 TEST_P(BitwiseResume, StoppedAndResumedRunEndsInTheSameState) {
   ExpectBitwiseResume(GetParam().scenario, GetParam().formulation);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryScenarioUnderEveryFormulation, BitwiseResume, ::testing::ValuesIn(AllCells()),
-                         [](const ::testing::TestParamInfo<Cell>& info) {
-                           return info.param.scenario + "__" + info.param.formulation;
-                         });
+INSTANTIATE_TEST_SUITE_P(EveryScenarioUnderEveryFormulation, BitwiseResume, ::testing::ValuesIn(AllMatrixCells()),
+                         MatrixCellName);
 
 // quasi_newton's device paths: the host replay of its CUDA kernels here, the CUDA device where
 // the build has one and a device is present.

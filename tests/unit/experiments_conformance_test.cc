@@ -23,27 +23,13 @@
 #include "experiments/config.h"
 #include "experiments/run_driver.h"
 #include "experiments/scenario.h"
+#include "matrix_cells.h"
 #include "registry/registered_formulations.h"
 
 namespace contactlab::experiments {
 namespace {
 
 using mpm::Vector3;
-
-struct Cell {
-  std::string scenario;
-  std::string formulation;
-};
-
-std::vector<Cell> AllCells() {
-  std::vector<Cell> cells;
-  for (const ScenarioInfo& scenario : RegisteredScenarios()) {
-    for (const FormulationInfo& formulation : RegisteredFormulations()) {
-      cells.push_back({scenario.name, formulation.name});
-    }
-  }
-  return cells;
-}
 
 // A cloth vertex held by a pin belongs to the pin, not the material: it moves as prescribed,
 // and the pin's force on the free cloth is booked in StepReport::pin_forces.
@@ -69,14 +55,10 @@ double ParticleMass(const World& world) {
   return mass;
 }
 
-void PrintTo(const Cell& cell, std::ostream* out) {
-  *out << cell.scenario << " under " << cell.formulation;
-}
-
-class Conformance : public ::testing::TestWithParam<Cell> {};
+class Conformance : public ::testing::TestWithParam<MatrixCell> {};
 
 TEST_P(Conformance, ShortRunKeepsTheStepReportContract) {
-  const Cell& cell = GetParam();
+  const MatrixCell& cell = GetParam();
   const ScenarioInfo& info = FindScenario(cell.scenario);
   ASSERT_FALSE(info.short_run.empty()) << cell.scenario << " declares no short_run overrides";
   ParameterSet parameters = DeclareParameters(cell.scenario, cell.formulation);
@@ -199,11 +181,8 @@ TEST_P(Conformance, ShortRunKeepsTheStepReportContract) {
   }
 }
 
-std::string CellName(const ::testing::TestParamInfo<Cell>& info) {
-  return info.param.scenario + "__" + info.param.formulation;
-}
-
-INSTANTIATE_TEST_SUITE_P(EveryScenarioUnderEveryFormulation, Conformance, ::testing::ValuesIn(AllCells()), CellName);
+INSTANTIATE_TEST_SUITE_P(EveryScenarioUnderEveryFormulation, Conformance, ::testing::ValuesIn(AllMatrixCells()),
+                         MatrixCellName);
 
 }  // namespace
 }  // namespace contactlab::experiments
