@@ -361,6 +361,17 @@ TEST(Slurm, ArrayCoversTheManifestAndRejectsUnquotableValues) {
   EXPECT_NE(script.find("'/shared/runs/manifest.jsonl'"), std::string::npos);
   // Every #SBATCH line comes before the first command, or Slurm ignores it.
   EXPECT_LT(script.rfind("#SBATCH"), script.find("set -euo pipefail"));
+  // A task signalled before its time limit checkpoints and requeues itself.
+  EXPECT_NE(script.find("#SBATCH --signal=B:USR1@300\n"), std::string::npos);
+  EXPECT_NE(script.find("#SBATCH --requeue\n"), std::string::npos);
+  EXPECT_NE(script.find("--checkpoint-on-signal --checkpoint-every '30min'"), std::string::npos);
+  EXPECT_NE(script.find("scontrol requeue \"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\""), std::string::npos);
+  options.signal_seconds = 0;
+  EXPECT_THROW(SlurmArrayScript(sweep, 3, options), InputError);
+  options.signal_seconds = 300;
+  options.checkpoint_every = "soon";
+  EXPECT_THROW(SlurmArrayScript(sweep, 3, options), InputError);
+  options.checkpoint_every = "30min";
   options.time_limit = "1 hour";
   EXPECT_THROW(SlurmArrayScript(sweep, 3, options), InputError);
   options.time_limit = "01:00:00";
@@ -391,7 +402,7 @@ TEST(Slurm, PathsAreQuotedSoTheScriptRunsWhatItSays) {
   std::ifstream in(arguments);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text, "run\n--manifest\n" + (base / "runs" / "manifest.jsonl").string() + "\n--index\n1\n--out-dir\n" +
-                      (base / "runs").string() + "\n--quiet\n");
+                      (base / "runs").string() + "\n--quiet\n--checkpoint-on-signal\n--checkpoint-every\n30min\n");
   for (const char* planted : {"pwned", "pwned2"}) {
     EXPECT_FALSE(std::filesystem::exists(base / planted));
     EXPECT_FALSE(std::filesystem::exists(odd / planted));
