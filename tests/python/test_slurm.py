@@ -13,7 +13,7 @@ the account with sacctmgr and polls jobs with sacct, which need Slurm's accounti
 import os
 import shutil
 import subprocess
-import threading
+import time
 
 import h5py
 import pytest
@@ -24,8 +24,24 @@ from test_sweeps import SCENE, read_csv, snakefile_tree
 
 SLURM_LOCAL = REPO_ROOT / "scripts" / "slurm-local"
 
-# ball_on_slope under sap at its scene file on a finer grid, for about 45 s of one core.
-REQUEUE_SETTINGS = {"duration": 1.0, "grid_spacing": 0.1}
+# The requeued run: ball_on_slope under sap at its scene file on a finer grid, for as many
+# simulated seconds as take about a minute on this machine (requeue_duration).
+REQUEUE_SCENE = ["ball_on_slope", "-f", "sap", "-c", str(SCENE), "--set", "grid_spacing=0.1", "--quiet"]
+
+
+def requeue_duration(contactlab_bin, tmp_path, target_seconds=60.0):
+    """Simulated seconds that take about `target_seconds` of one core here: Slurm signals each
+    attempt up to 35 s after it starts, so a run of a fixed length could end unsignalled on a
+    fast machine. Timed from two short runs, whose difference leaves out the scene's build."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OMP_THREAD_LIMIT="1")
+    walls = []
+    for duration in (0.05, 0.15):
+        start = time.monotonic()
+        subprocess.run([contactlab_bin, "run", *REQUEUE_SCENE, "--set", f"duration={duration}", "-o",
+                        str(tmp_path / "probe.h5")], check=True, env=env)
+        walls.append(time.monotonic() - start)
+    per_simulated_second = max((walls[1] - walls[0]) / 0.1, 1e-3)
+    return min(max(round(target_seconds / per_simulated_second, 2), 0.2), 10.0)
 
 SWEEP = f"""
 [sweep]
@@ -100,44 +116,24 @@ def test_snakefile_submits_its_runs_to_slurm(contactlab_bin, slurm_cluster, tmp_
 
 def test_a_task_past_its_time_limit_checkpoints_requeues_and_resumes_bit_for_bit(contactlab_bin, slurm_cluster,
                                                                                    tmp_path):
-    # A run of about 45 s under a one-minute limit, signalled 55 s before it: Slurm's
+    # A run of about a minute under a one-minute limit, signalled 55 s before it: Slurm's
     # time-limit check (every 30 s) signals each attempt 5-35 s in, the run writes a checkpoint
-    # and stops, the script requeues the task, and the next attempt resumes.
+    # and stops, the script requeues the task, and the next attempt resumes (10 s after the
+    # requeue on this cluster: scripts/slurm-local sets cred_expire=10).
+    duration = requeue_duration(contactlab_bin, tmp_path)
     sweep = tmp_path / "long.toml"
-    base = "".join(f"{key} = {value}\n" for key, value in REQUEUE_SETTINGS.items())
     sweep.write_text(f'[sweep]\nname = "long"\nscenario = "ball_on_slope"\nconfig = "{SCENE}"\n\n'
-                     f'[base]\n{base}\n[[zip]]\nformulation = ["sap"]\n')
+                     f'[base]\ngrid_spacing = 0.1\nduration = {duration}\n\n[[zip]]\nformulation = ["sap"]\n')
     # The uninterrupted run, on the other core meanwhile.
     straight = tmp_path / "straight.h5"
-    settings = [argument for key, value in REQUEUE_SETTINGS.items() for argument in ("--set", f"{key}={value}")]
-    reference = subprocess.Popen([contactlab_bin, "run", "ball_on_slope", "-f", "sap", "-c", str(SCENE), *settings,
-                                  "--quiet", "-o", str(straight)],
-                                 env=dict(os.environ, OMP_NUM_THREADS="1", OMP_THREAD_LIMIT="1"))
+    reference = subprocess.Popen([contactlab_bin, "run", *REQUEUE_SCENE, "--set", f"duration={duration}", "-o",
+                                  str(straight)], env=dict(os.environ, OMP_NUM_THREADS="1", OMP_THREAD_LIMIT="1"))
     out = tmp_path / "out"
     subprocess.run([contactlab_bin, "sweep", "slurm", str(sweep), "--out-dir", str(out), "--cpus-per-task", "1",
                     "--time", "1", "--mem", "2G", "--signal-before", "55"], check=True, capture_output=True,
                    env=slurm_cluster)
-    # Slurm holds a requeued job for two minutes before it may start again; the test releases it
-    # at once (scontrol update StartTime=now), which changes when the attempt starts, not what it does.
-    done = threading.Event()
-
-    def release_requeued_jobs():
-        while not done.wait(1.0):
-            pending = subprocess.run(["squeue", "-h", "-o", "%i %r"], capture_output=True, text=True,
-                                     env=slurm_cluster).stdout.split("\n")
-            for job, _, reason in (line.partition(" ") for line in pending if line):
-                if reason == "BeginTime":
-                    subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], env=slurm_cluster,
-                                   capture_output=True)
-
-    releaser = threading.Thread(target=release_requeued_jobs)
-    releaser.start()
-    try:
-        submitted = subprocess.run(["sbatch", "--wait", str(out / "sweep.slurm")], capture_output=True, text=True,
-                                   env=slurm_cluster, timeout=900)
-    finally:
-        done.set()
-        releaser.join()
+    submitted = subprocess.run(["sbatch", "--wait", str(out / "sweep.slurm")], capture_output=True, text=True,
+                               env=slurm_cluster, timeout=900)
     assert submitted.returncode == 0, submitted.stderr
     (log,) = (out / "logs").glob("slurm-*_0.log")
     attempts = log.read_text().count("requeueing task 0")
@@ -148,4 +144,4 @@ def test_a_task_past_its_time_limit_checkpoints_requeues_and_resumes_bit_for_bit
     assert_same_datasets(straight, run_file)
     with h5py.File(run_file, "r") as f:
         assert f.attrs["resumed"].count("step ") == attempts
-    print(f"requeued {attempts} time(s); log:\n{log.read_text()}")
+    print(f"duration {duration} s; requeued {attempts} time(s); log:\n{log.read_text()}")
