@@ -5,6 +5,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "experiments/config.h"
 #include "experiments/file_safety.h"
 #include "formulations/parameters.h"
 
@@ -54,21 +55,7 @@ std::string ReadWholeFile(const std::filesystem::path& path) {
 }  // namespace
 
 std::uint64_t CheckpointDigest(std::string_view bytes) {
-  // FNV-1a over 8-byte words, with a final avalanche: fast over hundreds of megabytes, and any
-  // flipped or missing byte changes it.
-  std::uint64_t hash = 14695981039346656037ull ^ bytes.size();
-  std::size_t offset = 0;
-  for (; offset + 8 <= bytes.size(); offset += 8) {
-    std::uint64_t word = 0;
-    std::memcpy(&word, bytes.data() + offset, 8);
-    hash = (hash ^ word) * 1099511628211ull;
-    hash ^= hash >> 32;
-  }
-  for (; offset < bytes.size(); ++offset) hash = (hash ^ static_cast<unsigned char>(bytes[offset])) * 1099511628211ull;
-  hash ^= hash >> 33;
-  hash *= 0xff51afd7ed558ccdull;
-  hash ^= hash >> 33;
-  return hash;
+  return Fnv1a64(bytes);
 }
 
 std::filesystem::path CheckpointPath(const std::filesystem::path& run_file) {

@@ -44,7 +44,7 @@ StateArchive::Records ReadCheckpoint(const std::filesystem::path& path);
 // Removes both checkpoints of `run_file` (the run has finished and written its file).
 void RemoveCheckpoints(const std::filesystem::path& run_file);
 
-// The digest stored at the end of a checkpoint (64 bits, for detecting damage, not forgery).
+// The digest stored at the end of a checkpoint: Fnv1a64 of everything before it.
 std::uint64_t CheckpointDigest(std::string_view bytes);
 
 // A wall-time or step interval for --checkpoint-every: "200" (steps), "90s", "30min", "2h".

@@ -160,12 +160,17 @@ std::string ToToml(const ParameterSet& parameters, const std::string& scenario, 
   return text.str();
 }
 
-std::string RunId(const std::string& resolved_toml) {
+std::uint64_t Fnv1a64(std::string_view bytes) {
   std::uint64_t hash = 14695981039346656037ull;  // FNV-1a 64-bit offset basis
-  for (const unsigned char byte : resolved_toml) {
-    hash ^= byte;
-    hash *= 1099511628211ull;
+  for (const char byte : bytes) {
+    hash ^= static_cast<unsigned char>(byte);
+    hash *= 1099511628211ull;  // FNV prime
   }
+  return hash;
+}
+
+std::string RunId(const std::string& resolved_toml) {
+  const std::uint64_t hash = Fnv1a64(resolved_toml);
   char buffer[17];
   std::snprintf(buffer, sizeof(buffer), "%016llx", static_cast<unsigned long long>(hash));
   return std::string(buffer, 12);

@@ -2,8 +2,10 @@
 // Resolving a run's configuration: declared defaults, then a scene TOML file, then
 // `--set key=value` overrides, then one validation pass. Errors are InputErrors whose
 // one-line message names the offending key or file.
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "formulations/parameters.h"
@@ -26,6 +28,9 @@ void ApplyOverrides(const std::vector<std::string>& assignments, ParameterSet& p
 // the text reproduces the run exactly.
 std::string ToToml(const ParameterSet& parameters, const std::string& scenario, const std::string& formulation);
 
+// The 64-bit FNV-1a hash of `bytes`: stable across machines and builds, for identifiers and
+// for detecting damaged files (not forgery).
+std::uint64_t Fnv1a64(std::string_view bytes);
 // A stable 12-hex-digit identifier of a resolved configuration (FNV-1a of its TOML text).
 std::string RunId(const std::string& resolved_toml);
 
