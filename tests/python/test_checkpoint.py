@@ -96,15 +96,17 @@ def test_sigkill_between_checkpoints_then_the_same_command_resumes_bit_for_bit(c
 
 def test_sigusr1_with_checkpoint_on_signal_writes_a_checkpoint_and_exits(contactlab_bin, straight_run, tmp_path):
     out = tmp_path / "run.h5"
-    command = [contactlab_bin, "run", *map(str, RUN), "-o", str(out), "--checkpoint-on-signal"]
+    # Signalled once the run is under way (its first checkpoint, after step 5 of 60, exists),
+    # however fast the machine.
+    command = [contactlab_bin, "run", *map(str, RUN), "-o", str(out), "--checkpoint-on-signal", "--checkpoint-every",
+               "5"]
     process = subprocess.Popen(command, env=one_thread(), stderr=subprocess.PIPE, text=True)
     partial = tmp_path / "run.h5.partial"
-    wait_for(partial.exists)
-    time.sleep(1.0)
+    wait_for(lambda: (tmp_path / "run.h5.checkpoint").exists() or process.poll() is not None)
     process.send_signal(signal.SIGUSR1)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 128 + signal.SIGUSR1, stderr
-    assert "checkpoint written" in stderr and stderr.count("\n") == 1
+    assert "checkpoint written" in stderr and stderr.count("\n") == 1, stderr
     assert (tmp_path / "run.h5.checkpoint").exists() and not out.exists() and not partial.exists()
     contactlab(contactlab_bin, "run", *RUN, "-o", out, env=one_thread())
     assert_same_datasets(straight_run, out)
